@@ -14,6 +14,7 @@ __all__ = [
     "NoSuchFileError",
     "AlreadyExistsError",
     "NamespaceAlreadyExistsError",
+    "FileAlreadyExistsError",
     "TableAlreadyExistsError",
     "NamespaceNotEmptyError",
     "CommitFailedError",
@@ -69,6 +70,10 @@ class AlreadyExistsError(FloeError):
 
 class NamespaceAlreadyExistsError(AlreadyExistsError):
     """The namespace already exists."""
+
+
+class FileAlreadyExistsError(AlreadyExistsError, FileExistsError):
+    """A file that must be created exclusively already exists (e.g. a lost race on v<N>.metadata.json)."""
 
 
 class TableAlreadyExistsError(AlreadyExistsError):

@@ -40,7 +40,26 @@ class Transform(ABC):
 
     @property
     def preserves_order(self) -> bool:
+        """Whether ``a <= b`` implies ``f(a) <= f(b)`` (lets sorted data stay sorted by the result)."""
         return False
+
+    @property
+    def is_void(self) -> bool:
+        """Whether the transform always produces null (a dropped v1 partition field)."""
+        return False
+
+    @property
+    def dedup_name(self) -> str:
+        """Equal for transforms redundant on one column (every temporal transform gives ``time``)."""
+        return str(self)
+
+    def satisfies_order_of(self, other: Transform, *, source_type: IcebergType | None = None) -> bool:
+        """Whether data ordered by this transform is also ordered by ``other`` (same source column).
+
+        ``source_type`` lets type-dependent cases answer (``truncate[4]`` satisfies ``truncate[2]`` only for
+        strings and binary); without it those cases answer False, which is always safe.
+        """
+        return self == other
 
     def to_human_string(self, result_type: IcebergType, value: Any) -> str:
         """The partition value as Iceberg prints it in paths (``2021-12-01``, ``2021-12``, ``null``)."""

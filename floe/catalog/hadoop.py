@@ -1,0 +1,341 @@
+"""Hadoop (file-system) catalog: ``<warehouse>/<namespace...>/<table>/metadata/v<N>.metadata.json``.
+
+The layout Iceberg's ``HadoopCatalog`` and Spark's ``type=hadoop`` catalogs use. There is no database: the
+newest ``v<N>.metadata.json`` is the table's state and ``metadata/version-hint.text`` caches N.
+
+Commit protocol (spec "File System Tables", Java ``HadoopTableOperations``):
+1. under a per-table lock, check that the newest version is still the commit's base version N;
+2. atomically create ``v<N+1>.metadata.json`` without overwriting (FileIO's exclusive create: a fully
+   written temporary file hard-linked to the final name), so two writers can never both win and a
+   reader never sees half a file;
+3. rewrite ``version-hint.text`` (best effort).
+Readers start at the hint and probe forward for newer versions, so a stale or missing hint (a writer
+killed between steps 2 and 3) only costs a few existence checks. The lock is an ``fcntl`` lock on a
+file in the metadata folder for local tables; object stores rely on the exclusive create alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+import pyarrow.fs as pafs
+
+from floe.catalog.base import LOCATION, WAREHOUSE, Catalog, PropertiesUpdateSummary
+from floe.catalog.metadata_files import (
+    delete_removed_metadata_files,
+    metadata_suffix,
+    parse_version,
+    read_metadata,
+    write_metadata,
+)
+from floe.errors import (
+    CommitFailedError,
+    FileAlreadyExistsError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchFileError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    UnsupportedError,
+    ValidationError,
+)
+from floe.io.fileio import FileIO
+from floe.io.locations import LOCAL_SCHEMES, join, scheme_of, to_local_path
+from floe.spec.table_metadata import TableMetadata
+from floe.table.identifiers import (
+    Identifier,
+    IdentifierLike,
+    Namespace,
+    identifier_to_string,
+    namespace_to_string,
+    to_identifier,
+    to_namespace,
+)
+from floe.table.operations import TableOperations
+from floe.table.table import Table
+
+__all__ = ["HadoopCatalog", "HadoopTableOperations", "VERSION_HINT", "is_table_folder"]
+
+VERSION_HINT = "version-hint.text"
+LOCK_FILE = ".floe-commit.lock"
+_VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
+
+
+class HadoopTableOperations(TableOperations):
+    """Load and commit a table stored as ``v<N>.metadata.json`` files in ``<table>/metadata``."""
+
+    def __init__(self, identifier: Identifier, io: FileIO, table_location: str) -> None:
+        super().__init__(identifier, io)
+        self.table_location = table_location.rstrip("/")
+        self.metadata_location = join(self.table_location, "metadata")
+
+    # -- reading -------------------------------------------------------------------------------------
+    def _version_file(self, version: int, suffix: str = ".metadata.json") -> str:
+        return join(self.metadata_location, f"v{version}{suffix}")
+
+    def _existing_version_file(self, version: int) -> str | None:
+        for suffix in (".metadata.json", ".gz.metadata.json"):
+            loc = self._version_file(version, suffix)
+            if self.io.exists(loc):
+                return loc
+        return None
+
+    def _read_hint(self) -> int | None:
+        try:
+            text = self.io.new_input(join(self.metadata_location, VERSION_HINT)).read_bytes()
+            return int(text.decode("utf-8").strip())
+        except (NoSuchFileError, FileNotFoundError, ValueError, UnicodeDecodeError):
+            return None
+
+    def _list_versions(self) -> list[int]:
+        fs, path = self.io.resolve(self.metadata_location)
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+        out = []
+        for info in infos:
+            m = _VERSION_FILE.match(info.base_name)
+            if m and info.type == pafs.FileType.File:
+                out.append(int(m.group(1)))
+        return out
+
+    def current_version(self) -> tuple[int, str] | None:
+        """The newest version and its file, or None when the folder holds no table.
+
+        Starts at the hint (or a listing when the hint is missing or unreadable) and probes forward, so a
+        stale hint never hides a committed version.
+        """
+        version = self._read_hint()
+        location = self._existing_version_file(version) if version is not None else None
+        if location is None:
+            versions = self._list_versions()
+            if not versions:
+                return None
+            version = max(versions)
+            location = self._existing_version_file(version)
+            if location is None:
+                return None
+        assert version is not None
+        while (newer := self._existing_version_file(version + 1)) is not None:
+            version, location = version + 1, newer
+        return version, location
+
+    def load(self) -> tuple[TableMetadata, str]:
+        found = self.current_version()
+        if found is None:
+            raise NoSuchTableError(f"Table does not exist: {self.name} (no metadata in {self.metadata_location})")
+        # A version may be removed by delete-after-commit between probing and reading: look again once.
+        try:
+            return read_metadata(self.io, found[1]), found[1]
+        except NoSuchFileError:
+            found = self.current_version()
+            if found is None:
+                raise NoSuchTableError(f"Table does not exist: {self.name}") from None
+            return read_metadata(self.io, found[1]), found[1]
+
+    # -- committing ----------------------------------------------------------------------------------
+    def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
+        if new.location.rstrip("/") != self.table_location:
+            raise ValidationError(
+                f"Hadoop table {self.name} must stay at {self.table_location}; metadata says {new.location}"
+            )
+        base_version = 0 if base_location is None else parse_version(base_location)
+        if base_location is not None and base_version < 0:
+            raise CommitFailedError(f"Base metadata {base_location} of {self.name} is not a v<N>.metadata.json file")
+        next_location = self._version_file(base_version + 1, metadata_suffix(new))
+        with self._lock():
+            found = self.current_version()
+            current = 0 if found is None else found[0]
+            if base is None and found is not None:
+                raise TableAlreadyExistsError(f"Table already exists: {self.name} at {self.table_location}")
+            if current != base_version:
+                raise CommitFailedError(
+                    f"Table {self.name} was changed concurrently: base version {base_version}, current {current}"
+                )
+            try:
+                write_metadata(self.io, new, next_location)
+            except FileAlreadyExistsError as e:
+                if base is None:
+                    raise TableAlreadyExistsError(f"Table already exists: {self.name}") from e
+                raise CommitFailedError(
+                    f"Table {self.name} was changed concurrently: version {base_version + 1} already exists"
+                ) from e
+            self._write_hint(base_version + 1)
+        delete_removed_metadata_files(self.io, base, new)
+        return next_location
+
+    def _write_hint(self, version: int) -> None:
+        hint = join(self.metadata_location, VERSION_HINT)
+        data = str(version).encode("ascii")
+        try:
+            if scheme_of(hint) in LOCAL_SCHEMES:
+                path = to_local_path(hint)
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)  # atomic: readers see the old or the new hint, never an empty one
+            else:
+                self.io.new_output(hint).write_bytes(data, overwrite=True)
+        except OSError:
+            # The version file is the commit; the hint is a cache that readers verify by probing.
+            return
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        if scheme_of(self.metadata_location) not in LOCAL_SCHEMES:
+            yield
+            return
+        directory = to_local_path(self.metadata_location)
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel if the process dies
+            yield
+        finally:
+            os.close(fd)
+
+
+def is_table_folder(io: FileIO, location: str) -> bool:
+    """Whether ``location`` holds a Hadoop table (``metadata/`` with a version hint or version files)."""
+    return HadoopTableOperations(("",), io, location).current_version() is not None
+
+
+class HadoopCatalog(Catalog):
+    """A catalog that is a folder tree: namespaces are folders, tables are folders with ``metadata/``.
+
+    Properties: ``warehouse`` (required, local path or URI), FileIO properties.
+    """
+
+    def __init__(self, name: str, **properties: str) -> None:
+        """Open a warehouse folder.
+
+        Raises:
+            ValidationError: ``warehouse`` is missing.
+        """
+        super().__init__(name, **properties)
+        warehouse = self.properties.get(WAREHOUSE)
+        if not warehouse:
+            raise ValidationError(f"Hadoop catalog {name!r} needs a 'warehouse' property (a folder)")
+        self.warehouse = warehouse.rstrip("/")
+        self._io = FileIO.for_location(self.warehouse, self.properties)
+
+    def io(self, location: str | None = None) -> FileIO:
+        return self._io
+
+    def _ns_location(self, namespace: Namespace) -> str:
+        return join(self.warehouse, *namespace)
+
+    def _subfolders(self, location: str) -> list[str]:
+        fs, path = self._io.resolve(location)
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+        return sorted(i.base_name for i in infos if i.type == pafs.FileType.Directory and not i.base_name.startswith("."))
+
+    def _is_dir(self, location: str) -> bool:
+        fs, path = self._io.resolve(location)
+        return bool(fs.get_file_info(path).type == pafs.FileType.Directory)
+
+    # -- namespaces ----------------------------------------------------------------------------------
+    def namespace_exists(self, namespace: IdentifierLike) -> bool:
+        ns = to_namespace(namespace)
+        loc = self._ns_location(ns)
+        return bool(ns) and self._is_dir(loc) and not is_table_folder(self._io, loc)
+
+    def create_namespace(self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None) -> None:
+        ns = to_namespace(namespace)
+        if not ns:
+            raise ValidationError("Cannot create the root namespace")
+        if properties:
+            raise UnsupportedError("The Hadoop catalog cannot store namespace properties")
+        if self._is_dir(self._ns_location(ns)):
+            raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
+        self._io.mkdirs(self._ns_location(ns))
+
+    def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Namespace]:
+        parent = to_namespace(namespace)
+        if parent and not self.namespace_exists(parent):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(parent)}")
+        base = self._ns_location(parent)
+        return [parent + (d,) for d in self._subfolders(base) if not is_table_folder(self._io, join(base, d))]
+
+    def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
+        ns = to_namespace(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        return {LOCATION: self._ns_location(ns)}
+
+    def update_namespace_properties(
+        self,
+        namespace: IdentifierLike,
+        removals: Iterable[str] | None = None,
+        updates: Mapping[str, str] | None = None,
+    ) -> PropertiesUpdateSummary:
+        raise UnsupportedError("The Hadoop catalog cannot store namespace properties")
+
+    def drop_namespace(self, namespace: IdentifierLike) -> None:
+        ns = to_namespace(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        loc = self._ns_location(ns)
+        if self._subfolders(loc) or any(True for _ in self._io.list_prefix(loc)):
+            raise NamespaceNotEmptyError(f"Namespace {namespace_to_string(ns)} is not empty ({loc})")
+        fs, path = self._io.resolve(loc)
+        fs.delete_dir(path)
+
+    # -- tables --------------------------------------------------------------------------------------
+    def list_tables(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = to_namespace(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        base = self._ns_location(ns)
+        return [ns + (d,) for d in self._subfolders(base) if is_table_folder(self._io, join(base, d))]
+
+    def table_operations(self, identifier: Identifier) -> TableOperations:
+        return HadoopTableOperations(identifier, self._io, self.default_table_location(identifier))
+
+    def default_table_location(self, identifier: Identifier) -> str:
+        return join(self.warehouse, *identifier)
+
+    def table_location(self, identifier: Identifier, location: str | None) -> str:
+        expected = self.default_table_location(identifier)
+        if location and location.rstrip("/") != expected:
+            raise ValidationError(f"Cannot set a custom location for a Hadoop table ({location}); it lives at {expected}")
+        return expected
+
+    def rename_table(self, from_identifier: IdentifierLike, to_identifier_: IdentifierLike) -> Table:
+        raise UnsupportedError(
+            "Cannot rename Hadoop tables: their location is their name and metadata stores absolute paths"
+        )
+
+    def _remove_table_entry(self, identifier: Identifier) -> None:
+        ops = HadoopTableOperations(identifier, self._io, self.default_table_location(identifier))
+        if ops.current_version() is None:
+            raise NoSuchTableError(f"Table does not exist: {identifier_to_string(identifier)}")
+        fs, path = self._io.resolve(ops.metadata_location)
+        fs.delete_dir(path)
+
+    def drop_table(self, identifier: IdentifierLike, *, purge: bool = False) -> None:
+        super().drop_table(identifier, purge=purge)
+        if purge:
+            # Java's HadoopCatalog removes the whole table folder on drop.
+            fs, path = self._io.resolve(self.default_table_location(to_identifier(identifier)))
+            with contextlib.suppress(FileNotFoundError):
+                fs.delete_dir(path)
+
+    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        ident = to_identifier(identifier)
+        self._check_namespace(ident[:-1])
+        metadata = read_metadata(self._io, metadata_location)
+        expected = self.default_table_location(ident)
+        if metadata.location.rstrip("/") != expected:
+            raise UnsupportedError(
+                f"Cannot register {metadata_location} as {identifier_to_string(ident)}: a Hadoop table must live at "
+                f"{expected}, the metadata says {metadata.location}"
+            )
+        ops = HadoopTableOperations(ident, self._io, expected)
+        if ops.current_version() is not None:
+            raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(ident)}")
+        location = ops.commit(None, None, metadata)
+        return Table(ident, metadata, location, ops, catalog=self)

@@ -1,0 +1,71 @@
+"""Open a table by its location alone: a table folder, or one metadata file (``floe.load_table(path)``).
+
+- A folder in the Hadoop layout (``metadata/version-hint.text`` or ``metadata/v<N>.metadata.json``) opens
+  with Hadoop commits: the handle can append, evolve and manage snapshots like a catalog table.
+- A folder whose metadata files are ``NNNNN-<uuid>.metadata.json`` (written through a metastore catalog)
+  opens read-only at its newest version: committing without that catalog would fork the table.
+- A ``*.metadata.json`` file opens read-only at exactly that version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pyarrow.fs as pafs
+
+from floe.catalog.hadoop import HadoopTableOperations
+from floe.catalog.metadata_files import read_metadata
+from floe.errors import NoSuchTableError
+from floe.io.fileio import FileIO
+from floe.io.locations import join
+from floe.table.operations import ReadOnlyTableOperations
+from floe.table.table import Table
+
+__all__ = ["load_table", "latest_metadata_file"]
+
+_METADATA = re.compile(r"^(?:v)?(\d+)(?:-[0-9a-fA-F-]{36})?(?:\.gz)?\.metadata\.json$")
+
+
+def latest_metadata_file(io: FileIO, table_location: str) -> str | None:
+    """The newest ``*.metadata.json`` in ``<table>/metadata`` by version number, then modification time."""
+    fs, path = io.resolve(join(table_location, "metadata"))
+    infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    best: tuple[int, int, str] | None = None
+    for info in infos:
+        m = _METADATA.match(info.base_name)
+        if m is None or info.type != pafs.FileType.File:
+            continue
+        key = (int(m.group(1)), info.mtime_ns or 0, info.base_name)
+        if best is None or key > best:
+            best = key
+    return None if best is None else join(table_location, "metadata", best[2])
+
+
+def load_table(location: str, properties: Mapping[str, str] | None = None) -> Table:
+    """Open the table at ``location`` (a table folder or a metadata file), without a catalog.
+
+    Args:
+        location: e.g. ``/dw/iceberg/db/sensordata``, ``s3://bucket/db/t`` or ``.../v3.metadata.json``.
+        properties: FileIO properties (``s3.endpoint`` ...).
+
+    Raises:
+        NoSuchTableError: no table metadata at ``location``.
+    """
+    io = FileIO.for_location(location, properties)
+    loc = location.rstrip("/")
+    if loc.endswith(".metadata.json"):
+        if not io.exists(loc):
+            raise NoSuchTableError(f"Table metadata file does not exist: {loc}")
+        metadata = read_metadata(io, loc)
+        return Table((loc,), metadata, loc, ReadOnlyTableOperations((loc,), io, metadata, loc))
+    hadoop = HadoopTableOperations((loc,), io, loc)
+    found = hadoop.current_version()
+    if found is not None:
+        metadata, metadata_location = hadoop.load()
+        return Table((loc,), metadata, metadata_location, hadoop)
+    latest = latest_metadata_file(io, loc)
+    if latest is None:
+        raise NoSuchTableError(f"No Iceberg table at {loc}: no metadata/*.metadata.json files")
+    metadata = read_metadata(io, latest)
+    return Table((loc,), metadata, latest, ReadOnlyTableOperations((loc,), io, metadata, latest))

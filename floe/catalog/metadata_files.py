@@ -1,0 +1,107 @@
+"""Metadata files on storage: names, reading, writing, the metadata log and cleanup after commits.
+
+Names follow Iceberg: metastore-style catalogs (SQL) write ``NNNNN-<uuid>.metadata.json`` (the counter is
+the previous file's plus one; the uuid keeps concurrent writers apart), the Hadoop catalog writes
+``v<N>.metadata.json``. ``write.metadata.compression-codec=gzip`` adds ``.gz`` before ``.metadata.json``.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from floe.errors import InvalidMetadataError
+from floe.io.fileio import FileIO
+from floe.io.locations import join
+from floe.table.paths import metadata_dir
+from floe.serde.metadata_json import metadata_file_extension, table_metadata_from_bytes, table_metadata_to_bytes
+from floe.spec.properties import (
+    METADATA_COMPRESSION,
+    METADATA_COMPRESSION_DEFAULT,
+    METADATA_DELETE_AFTER_COMMIT_ENABLED,
+    METADATA_DELETE_AFTER_COMMIT_ENABLED_DEFAULT,
+    property_bool,
+)
+from floe.spec.table_metadata import TableMetadata
+
+__all__ = [
+    "metadata_suffix",
+    "parse_version",
+    "next_metadata_location",
+    "read_metadata",
+    "write_metadata",
+    "delete_removed_metadata_files",
+]
+
+_VERSIONED = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}(?:\.gz)?\.metadata\.json$")
+_HADOOP = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
+
+
+def metadata_suffix(metadata: TableMetadata) -> str:
+    """``.metadata.json`` or ``.gz.metadata.json`` depending on ``write.metadata.compression-codec``."""
+    return metadata_file_extension(metadata.properties.get(METADATA_COMPRESSION, METADATA_COMPRESSION_DEFAULT))
+
+
+def parse_version(location: str | None) -> int:
+    """The version counter in a metadata file name (``00012-<uuid>...`` or ``v12...``), -1 if none."""
+    if location is None:
+        return -1
+    name = location.rsplit("/", 1)[-1]
+    m = _VERSIONED.match(name) or _HADOOP.match(name)
+    return int(m.group(1)) if m else -1
+
+
+def next_metadata_location(new: TableMetadata, base_location: str | None) -> str:
+    """A fresh ``NNNNN-<uuid>.metadata.json`` location one version after ``base_location``."""
+    version = parse_version(base_location) + 1
+    return join(metadata_dir(new), f"{version:05d}-{uuid.uuid4()}{metadata_suffix(new)}")
+
+
+def read_metadata(io: FileIO, location: str) -> TableMetadata:
+    """Read and parse a metadata file (compression recognised by magic bytes).
+
+    Raises:
+        NoSuchFileError: the file does not exist.
+        InvalidMetadataError: the file is not valid table metadata (names the file).
+    """
+    data = io.new_input(location).read_bytes()
+    try:
+        return table_metadata_from_bytes(data)
+    except InvalidMetadataError as e:
+        raise InvalidMetadataError(f"Invalid table metadata in {location}: {e}") from e
+
+
+def write_metadata(io: FileIO, metadata: TableMetadata, location: str, *, exclusive: bool = True) -> None:
+    """Write a metadata file.
+
+    Args:
+        exclusive: fail if the file exists, atomically (the Hadoop commit point). Names with a fresh uuid
+            cannot collide and skip it: the catalog swap, not the file, is their commit point, and a file
+            is referenced only after it was completely written.
+
+    Raises:
+        FileAlreadyExistsError: ``exclusive`` and a file already exists at ``location``.
+    """
+    codec = "gzip" if location.endswith(".gz.metadata.json") else "none"
+    io.new_output(location).write_bytes(table_metadata_to_bytes(metadata, codec=codec), overwrite=not exclusive)
+
+
+def delete_removed_metadata_files(io: FileIO, base: TableMetadata | None, new: TableMetadata) -> list[str]:
+    """After a successful commit, delete metadata files that fell out of the log, if the table asks for it.
+
+    Only runs with ``write.metadata.delete-after-commit.enabled=true``. Failures are ignored: a file left
+    behind is an orphan, never a correctness problem.
+
+    Returns:
+        The locations that were deleted.
+    """
+    if base is None or not property_bool(
+        new.properties, METADATA_DELETE_AFTER_COMMIT_ENABLED, METADATA_DELETE_AFTER_COMMIT_ENABLED_DEFAULT
+    ):
+        return []
+    kept = {e.metadata_file for e in new.metadata_log}
+    removed = [e.metadata_file for e in base.metadata_log if e.metadata_file not in kept]
+    if removed:
+        failures = io.delete_many(removed)
+        return [r for r in removed if r not in failures]
+    return []

@@ -1,0 +1,437 @@
+"""SQL catalog on SQLAlchemy (SQLite, PostgreSQL, MySQL/MariaDB), in Iceberg's JDBC catalog layout.
+
+Tables (the layout of Java's ``JdbcCatalog`` and PyIceberg's ``SqlCatalog``, so all of them open the same
+catalog):
+
+- ``iceberg_tables(catalog_name, table_namespace, table_name, metadata_location,
+  previous_metadata_location, iceberg_type)``
+- ``iceberg_namespace_properties(catalog_name, namespace, property_key, property_value)``
+
+A commit writes a new ``NNNNN-<uuid>.metadata.json`` and swaps the row with a compare-and-set:
+``UPDATE ... WHERE metadata_location = :expected``; no row updated means another writer won.
+``iceberg_type`` (Java's V1 schema) is used when present; catalogs created without it (PyIceberg) work as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+from floe.catalog.base import LOCATION, WAREHOUSE, Catalog, PropertiesUpdateSummary
+from floe.catalog.metadata_files import (
+    delete_removed_metadata_files,
+    next_metadata_location,
+    read_metadata,
+    write_metadata,
+)
+from floe.errors import (
+    CommitFailedError,
+    CommitStateUnknownError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    ValidationError,
+)
+from floe.io.locations import join
+from floe.spec.table_metadata import TableMetadata
+from floe.table.identifiers import (
+    Identifier,
+    IdentifierLike,
+    Namespace,
+    identifier_to_string,
+    namespace_to_string,
+    to_identifier,
+    to_namespace,
+)
+from floe.table.operations import TableOperations
+from floe.table.table import Table
+
+__all__ = ["SqlCatalog"]
+
+NAMESPACE_EXISTS_PROPERTY = "exists"  # written when a namespace is created without properties (Java, PyIceberg)
+TABLE_TYPE = "TABLE"
+_NS_SEP = "."
+
+
+def _schema(with_type: bool) -> tuple[sa.MetaData, sa.Table, sa.Table]:
+    md = sa.MetaData()
+    cols: list[Any] = [
+        sa.Column("catalog_name", sa.String(255), primary_key=True, nullable=False),
+        sa.Column("table_namespace", sa.String(255), primary_key=True, nullable=False),
+        sa.Column("table_name", sa.String(255), primary_key=True, nullable=False),
+        sa.Column("metadata_location", sa.String(1000), nullable=True),
+        sa.Column("previous_metadata_location", sa.String(1000), nullable=True),
+    ]
+    if with_type:
+        cols.append(sa.Column("iceberg_type", sa.String(5), nullable=True))
+    tables = sa.Table("iceberg_tables", md, *cols)
+    props = sa.Table(
+        "iceberg_namespace_properties",
+        md,
+        sa.Column("catalog_name", sa.String(255), primary_key=True, nullable=False),
+        sa.Column("namespace", sa.String(255), primary_key=True, nullable=False),
+        sa.Column("property_key", sa.String(255), primary_key=True, nullable=False),
+        sa.Column("property_value", sa.String(1000), nullable=True),
+    )
+    return md, tables, props
+
+
+class SqlCatalog(Catalog):
+    """An Iceberg catalog stored in a SQL database.
+
+    Properties: ``uri`` (SQLAlchemy URL, e.g. ``sqlite:////tmp/cat.db``,
+    ``postgresql+psycopg2://user@127.0.0.1:5432/test``, ``mysql+pymysql://root@127.0.0.1:3306/test``),
+    ``warehouse`` (default root of new tables), ``init_catalog_tables`` (default true), FileIO properties.
+    """
+
+    def __init__(self, name: str, **properties: str) -> None:
+        """Connect and create the catalog tables if needed.
+
+        Raises:
+            ValidationError: ``uri`` is missing.
+        """
+        super().__init__(name, **properties)
+        uri = self.properties.get("uri")
+        if not uri:
+            raise ValidationError(f"SQL catalog {name!r} needs a 'uri' property (a SQLAlchemy database URL)")
+        self.engine = _make_engine(uri, self.properties)
+        if self.properties.get("init_catalog_tables", "true").lower() != "false":
+            self._create_tables()
+        inspector = sa.inspect(self.engine)
+        with_type = "iceberg_type" in {c["name"] for c in inspector.get_columns("iceberg_tables")}
+        _, self._tables, self._props = _schema(with_type)
+        self._has_type = with_type
+
+    def _create_tables(self) -> None:
+        md, _, _ = _schema(True)
+        try:
+            md.create_all(self.engine, checkfirst=True)
+        except (OperationalError, IntegrityError, DBAPIError):
+            # Another process created them between the check and the CREATE: fine if they now exist.
+            names = set(sa.inspect(self.engine).get_table_names())
+            if not {"iceberg_tables", "iceberg_namespace_properties"} <= names:
+                raise
+
+    def close(self) -> None:
+        """Release database connections."""
+        self.engine.dispose()
+
+    # -- SQL helpers ---------------------------------------------------------------------------------
+    def _is_table(self) -> Any:
+        t = self._tables
+        return sa.or_(t.c.iceberg_type == TABLE_TYPE, t.c.iceberg_type.is_(None)) if self._has_type else sa.true()
+
+    def _table_row(self, identifier: Identifier) -> Any:
+        t = self._tables
+        return sa.and_(
+            t.c.catalog_name == self.name,
+            t.c.table_namespace == namespace_to_string(identifier[:-1]),
+            t.c.table_name == identifier[-1],
+        )
+
+    def _current_location(self, identifier: Identifier) -> str | None:
+        t = self._tables
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(t.c.metadata_location).where(self._table_row(identifier), self._is_table())
+            ).first()
+        return None if row is None else row[0]
+
+    # -- namespaces ----------------------------------------------------------------------------------
+    def namespace_exists(self, namespace: IdentifierLike) -> bool:
+        ns = namespace_to_string(to_namespace(namespace))
+        p, t = self._props, self._tables
+        like = _like_prefix(ns)
+        with self.engine.connect() as conn:
+            hit = conn.execute(
+                sa.select(sa.literal(1)).where(
+                    p.c.catalog_name == self.name, sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape="!"))
+                ).limit(1)
+            ).first()
+            if hit is None:
+                hit = conn.execute(
+                    sa.select(sa.literal(1)).where(
+                        t.c.catalog_name == self.name,
+                        sa.or_(t.c.table_namespace == ns, t.c.table_namespace.like(like, escape="!")),
+                    ).limit(1)
+                ).first()
+        return hit is not None
+
+    def create_namespace(self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None) -> None:
+        ns = to_namespace(namespace)
+        if not ns:
+            raise ValidationError("Cannot create the root namespace")
+        if self.namespace_exists(ns):
+            raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
+        props = dict(properties or {}) or {NAMESPACE_EXISTS_PROPERTY: "true"}
+        rows = [
+            {"catalog_name": self.name, "namespace": namespace_to_string(ns), "property_key": k, "property_value": v}
+            for k, v in props.items()
+        ]
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(sa.insert(self._props), rows)
+        except IntegrityError as e:
+            raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}") from e
+
+    def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Namespace]:
+        parent = to_namespace(namespace)
+        if parent and not self.namespace_exists(parent):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(parent)}")
+        p, t = self._props, self._tables
+        with self.engine.connect() as conn:
+            names = {r[0] for r in conn.execute(sa.select(p.c.namespace).where(p.c.catalog_name == self.name).distinct())}
+            names |= {
+                r[0] for r in conn.execute(sa.select(t.c.table_namespace).where(t.c.catalog_name == self.name).distinct())
+            }
+        out: set[Namespace] = set()
+        for n in names:
+            levels = tuple(n.split(_NS_SEP))
+            if len(levels) > len(parent) and levels[: len(parent)] == parent:
+                out.add(levels[: len(parent) + 1])
+        return sorted(out)
+
+    def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
+        ns = to_namespace(namespace)
+        p = self._props
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(p.c.property_key, p.c.property_value).where(
+                    p.c.catalog_name == self.name, p.c.namespace == namespace_to_string(ns)
+                )
+            ).all()
+        if not rows and not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        return {k: v for k, v in rows}
+
+    def update_namespace_properties(
+        self,
+        namespace: IdentifierLike,
+        removals: Iterable[str] | None = None,
+        updates: Mapping[str, str] | None = None,
+    ) -> PropertiesUpdateSummary:
+        ns = to_namespace(namespace)
+        removals = list(removals or [])
+        updates = dict(updates or {})
+        overlap = set(removals) & set(updates)
+        if overlap:
+            raise ValidationError(f"Properties both removed and updated: {sorted(overlap)}")
+        current = self.load_namespace_properties(ns)
+        p = self._props
+        key = sa.and_(p.c.catalog_name == self.name, p.c.namespace == namespace_to_string(ns))
+        with self.engine.begin() as conn:
+            present = [r for r in removals if r in current]
+            if present:
+                conn.execute(sa.delete(p).where(key, p.c.property_key.in_(present)))
+            for k, v in updates.items():
+                if k in current:
+                    conn.execute(sa.update(p).where(key, p.c.property_key == k).values(property_value=v))
+                else:
+                    conn.execute(
+                        sa.insert(p).values(
+                            catalog_name=self.name, namespace=namespace_to_string(ns), property_key=k, property_value=v
+                        )
+                    )
+        return PropertiesUpdateSummary(
+            removed=present, updated=list(updates), missing=[r for r in removals if r not in current]
+        )
+
+    def drop_namespace(self, namespace: IdentifierLike) -> None:
+        ns = to_namespace(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        tables = self.list_tables(ns)
+        if tables:
+            raise NamespaceNotEmptyError(
+                f"Namespace {namespace_to_string(ns)} is not empty: {len(tables)} table(s), e.g. "
+                f"{identifier_to_string(tables[0])}"
+            )
+        p = self._props
+        with self.engine.begin() as conn:
+            conn.execute(
+                sa.delete(p).where(p.c.catalog_name == self.name, p.c.namespace == namespace_to_string(ns))
+            )
+
+    # -- tables --------------------------------------------------------------------------------------
+    def list_tables(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = to_namespace(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        t = self._tables
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(t.c.table_name).where(
+                    t.c.catalog_name == self.name, t.c.table_namespace == namespace_to_string(ns), self._is_table()
+                )
+            ).all()
+        return sorted(ns + (r[0],) for r in rows)
+
+    def table_exists(self, identifier: IdentifierLike) -> bool:
+        return self._current_location(to_identifier(identifier)) is not None
+
+    def table_operations(self, identifier: Identifier) -> TableOperations:
+        return SqlTableOperations(self, identifier)
+
+    def default_table_location(self, identifier: Identifier) -> str:
+        ns_location = self.namespace_location(identifier[:-1])
+        if ns_location:
+            return join(ns_location, identifier[-1])
+        warehouse = self.properties.get(WAREHOUSE)
+        if not warehouse:
+            raise ValidationError(
+                f"Cannot choose a location for {identifier_to_string(identifier)}: set the catalog's 'warehouse' "
+                f"property, the namespace's '{LOCATION}' property, or pass location="
+            )
+        return join(warehouse, *identifier)
+
+    def rename_table(self, from_identifier: IdentifierLike, to_identifier_: IdentifierLike) -> Table:
+        src, dst = to_identifier(from_identifier), to_identifier(to_identifier_)
+        self._check_namespace(dst[:-1])
+        if self.table_exists(dst):
+            raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(dst)}")
+        t = self._tables
+        try:
+            with self.engine.begin() as conn:
+                res = conn.execute(
+                    sa.update(t)
+                    .where(self._table_row(src), self._is_table())
+                    .values(table_namespace=namespace_to_string(dst[:-1]), table_name=dst[-1])
+                )
+        except IntegrityError as e:
+            raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(dst)}") from e
+        if res.rowcount == 0:
+            raise NoSuchTableError(f"Table does not exist: {identifier_to_string(src)}")
+        return self.load_table(dst)
+
+    def _remove_table_entry(self, identifier: Identifier) -> None:
+        with self.engine.begin() as conn:
+            res = conn.execute(sa.delete(self._tables).where(self._table_row(identifier), self._is_table()))
+        if res.rowcount == 0:
+            raise NoSuchTableError(f"Table does not exist: {identifier_to_string(identifier)}")
+
+    def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        ident = to_identifier(identifier)
+        self._check_namespace(ident[:-1])
+        metadata = read_metadata(self.io(metadata_location), metadata_location)  # validates the file
+        self._insert(ident, metadata_location)
+        return Table(ident, metadata, metadata_location, self.table_operations(ident), catalog=self)
+
+    def _insert(self, identifier: Identifier, metadata_location: str) -> None:
+        values: dict[str, Any] = {
+            "catalog_name": self.name,
+            "table_namespace": namespace_to_string(identifier[:-1]),
+            "table_name": identifier[-1],
+            "metadata_location": metadata_location,
+            "previous_metadata_location": None,
+        }
+        if self._has_type:
+            values["iceberg_type"] = TABLE_TYPE
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(sa.insert(self._tables).values(**values))
+        except IntegrityError as e:
+            raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(identifier)}") from e
+
+    def _swap(self, identifier: Identifier, expected: str, new: str) -> bool:
+        """Compare-and-set the metadata location; False when ``expected`` is no longer current."""
+        t = self._tables
+        with self.engine.begin() as conn:
+            res = conn.execute(
+                sa.update(t)
+                .where(self._table_row(identifier), t.c.metadata_location == expected)
+                .values(metadata_location=new, previous_metadata_location=expected)
+            )
+        return bool(res.rowcount == 1)
+
+
+class SqlTableOperations(TableOperations):
+    """Load and commit one table of a :class:`SqlCatalog`."""
+
+    def __init__(self, catalog: SqlCatalog, identifier: Identifier) -> None:
+        super().__init__(identifier, catalog.io())
+        self.catalog = catalog
+
+    def load(self) -> tuple[TableMetadata, str]:
+        location = self.catalog._current_location(self.identifier)
+        if location is None:
+            raise NoSuchTableError(f"Table does not exist: {self.name} (catalog {self.catalog.name})")
+        return read_metadata(self.io, location), location
+
+    def reload_location(self) -> str | None:
+        try:
+            return self.catalog._current_location(self.identifier)
+        except DBAPIError:
+            return None
+
+    def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
+        location = next_metadata_location(new, base_location)
+        write_metadata(self.io, new, location, exclusive=False)
+        if base is None or base_location is None:
+            try:
+                self.catalog._insert(self.identifier, location)
+            except TableAlreadyExistsError:
+                self.io.delete(location)
+                raise
+            return location
+        try:
+            swapped = self.catalog._swap(self.identifier, base_location, location)
+        except DBAPIError as e:
+            # The statement may or may not have been applied: look before cleaning anything up.
+            current = self.reload_location()
+            if current == location:
+                swapped = True
+            elif current is None:
+                raise CommitStateUnknownError(
+                    f"Commit of table {self.name} to {location} has an unknown outcome: {e}"
+                ) from e
+            else:
+                self.io.delete(location)
+                raise CommitFailedError(f"Commit of table {self.name} failed: {e}") from e
+        if not swapped:
+            self.io.delete(location)
+            current = self.catalog._current_location(self.identifier)
+            if current is None:
+                raise NoSuchTableError(f"Table does not exist: {self.name} (dropped during commit)")
+            raise CommitFailedError(
+                f"Table {self.name} was changed concurrently: expected metadata {base_location}, found {current}"
+            )
+        delete_removed_metadata_files(self.io, base, new)
+        return location
+
+
+def _like_prefix(ns: str) -> str:
+    escaped = ns.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return escaped + _NS_SEP + "%"
+
+
+def _make_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:
+    kwargs: dict[str, Any] = {}
+    sqlite = uri.startswith("sqlite")
+    if sqlite:
+        # Several processes commit to one SQLite file: wait for the lock instead of failing at once.
+        kwargs["connect_args"] = {"timeout": float(properties.get("sqlite.busy-timeout-s", "60"))}
+    else:
+        kwargs["pool_pre_ping"] = True
+    if properties.get("echo", "false").lower() == "true":
+        kwargs["echo"] = True
+    engine = sa.create_engine(uri, **kwargs)
+    journal = properties.get("sqlite.journal-mode", "wal").upper()
+    if sqlite and ":memory:" not in uri and uri not in ("sqlite://", "sqlite:///"):
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            # WAL: readers never block the writer, and a commit appends to the log instead of syncing the
+            # whole database twice. synchronous=NORMAL keeps every commit atomic and durable across process
+            # crashes (only an OS crash may lose the last commits), the trade-off SQLite documents for WAL.
+            cur = dbapi_conn.cursor()
+            cur.execute(f"PRAGMA journal_mode={journal}")
+            if journal == "WAL":
+                cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+    return engine

@@ -1,0 +1,56 @@
+"""``floe sql``: run a script's statements in order, printing each result."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from floe.cli.output import print_result
+from floe.config import FloeConfig
+from floe.errors import NoSuchFileError, ValidationError
+from floe.sql.engine import SqlSession
+from floe.sql.lexer import split_statements
+from floe.sql.parser import parse_statement
+
+__all__ = ["make_session", "read_script", "run_sql"]
+
+
+def make_session(config: FloeConfig) -> SqlSession:
+    """The session the CLI runs statements in (the one place that wires statement handlers)."""
+    return SqlSession(config)
+
+
+def read_script(statements: str | None, file: str | None) -> str:
+    """The SQL to run: the argument, the file, or stdin when it is not a terminal.
+
+    Raises:
+        ValidationError: nothing to run, or both an argument and a file.
+        NoSuchFileError: the file does not exist.
+    """
+    if statements is not None and file is not None:
+        raise ValidationError("give statements or -f FILE, not both")
+    if file is not None:
+        path = Path(file)
+        if not path.is_file():
+            raise NoSuchFileError(f"SQL file not found: {file}")
+        return path.read_text(encoding="utf-8")
+    if statements is not None:
+        return statements
+    if not sys.stdin.isatty():
+        return sys.stdin.read()
+    raise ValidationError(
+        "nothing to run: give statements (\"floe sql 'SHOW TABLES'\"), -f FILE, or SQL on stdin"
+    )
+
+
+def run_sql(config: FloeConfig, *, statements: str | None, file: str | None, fmt: str) -> int:
+    """Parse and run each statement, printing results; the first error stops the script."""
+    script = read_script(statements, file)
+    session = make_session(config)
+    parts = split_statements(script)
+    if not parts:
+        raise ValidationError("no SQL statements to run")
+    for part in parts:
+        stmt = parse_statement(part.sql, line=part.line, col=part.col)
+        print_result(session.execute(stmt), fmt)
+    return 0

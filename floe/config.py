@@ -1,0 +1,359 @@
+"""Floe configuration: catalogs, the default catalog and Spark settings, from four layers.
+
+Precedence, highest first (each layer overrides the ones below it key by key):
+
+1. ``--conf KEY=VALUE`` overrides (``FloeConfig.load(conf_overrides)``);
+2. environment variables: ``FLOE_CATALOG__<NAME>__<KEY>=value`` (name and key lower-cased; in the key
+   ``__`` becomes ``.`` and ``_`` becomes ``-``, so ``FLOE_CATALOG__PROD__JDBC__USER`` is ``jdbc.user``),
+   ``FLOE_DEFAULT_CATALOG=name``;
+3. a TOML file, the first of ``$FLOE_HOME/floe.toml``, ``~/.floe/floe.toml``, ``./floe.toml``::
+
+       default_catalog = "prod"
+       [catalog.prod]
+       type = "hadoop"
+       warehouse = "/data/warehouse"
+       [spark]
+       "spark.sql.shuffle.partitions" = "8"      # spark.* keys, may include spark.sql.catalog.*
+
+4. the embedded catalog ``floe``: a SQLite catalog at ``$FLOE_HOME/catalog.db`` with warehouse
+   ``$FLOE_HOME/warehouse`` (``FLOE_HOME`` defaults to ``./.floe``). Defining a catalog named ``floe``
+   replaces it; it is the default catalog unless another is named.
+
+Spark-style keys (in ``--conf``, the file's ``[spark]`` table, or ``SET`` in SQL) are read as Iceberg's
+Spark integration defines them::
+
+    spark.sql.catalog.hadoop_catalog = org.apache.iceberg.spark.SparkCatalog   (or SparkSessionCatalog)
+    spark.sql.catalog.hadoop_catalog.type = hadoop                            (hadoop|jdbc|rest|sql|hive)
+    spark.sql.catalog.hadoop_catalog.warehouse = /dw/iceberg
+    spark.sql.defaultCatalog = hadoop_catalog
+
+and Hive's ``iceberg.catalog.<name>.<key>`` the same way. A catalog whose class is not an Iceberg
+Spark catalog stays a Spark setting. ``type=jdbc`` becomes Floe's ``sql`` catalog with the JDBC URL
+turned into a SQLAlchemy URL (``jdbc:postgresql://h:5432/db`` -> ``postgresql+psycopg2://h:5432/db``,
+``jdbc:mysql://`` -> ``mysql+pymysql://``, ``jdbc:sqlite:/p`` -> ``sqlite:////p``), with ``jdbc.user``/
+``jdbc.password`` (or ``user``/``password`` URL parameters) folded into the URL.
+
+``spark_conf`` holds every other ``spark.*`` key, except ones that would break a plain Spark session
+started by Floe: catalog keys, ``spark.sql.defaultCatalog`` and Iceberg's session extensions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from floe.errors import NotFoundError, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "EMBEDDED_CATALOG",
+    "ICEBERG_SPARK_CATALOG_CLASSES",
+    "FloeConfig",
+    "floe_home",
+    "jdbc_to_sqlalchemy",
+    "normalize_catalog_properties",
+    "open_catalog",
+]
+
+EMBEDDED_CATALOG = "floe"
+ICEBERG_SPARK_CATALOG_CLASSES = frozenset(
+    {"org.apache.iceberg.spark.SparkCatalog", "org.apache.iceberg.spark.SparkSessionCatalog"}
+)
+_SPARK_CATALOG_PREFIX = "spark.sql.catalog."
+_HIVE_CATALOG_PREFIX = "iceberg.catalog."
+_DEFAULT_CATALOG_KEY = "spark.sql.defaultCatalog"
+_CLASS_KEY = "__class__"
+
+
+def floe_home(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """``$FLOE_HOME``, else ``./.floe`` in the working directory (absolute)."""
+    env = os.environ if environ is None else environ
+    base = cwd or Path.cwd()
+    home = env.get("FLOE_HOME")
+    path = Path(home).expanduser() if home else base / ".floe"
+    return path if path.is_absolute() else (base / path)
+
+
+def jdbc_to_sqlalchemy(url: str, *, user: str | None = None, password: str | None = None) -> str:
+    """A SQLAlchemy URL for a JDBC URL (PostgreSQL, MySQL/MariaDB, SQLite).
+
+    Raises:
+        ValidationError: not a JDBC URL of a supported database (names the URL).
+    """
+    if not url.startswith("jdbc:"):
+        raise ValidationError(f"Not a JDBC URL: {url!r}")
+    rest = url.removeprefix("jdbc:")
+    if rest.startswith("sqlite:"):
+        # jdbc:sqlite://path is not a host form; treat what follows as the path
+        path = rest.removeprefix("sqlite:").removeprefix("//")
+        return "sqlite://" if path in ("", ":memory:") else f"sqlite:///{path}"
+    drivers = {"postgresql": "postgresql+psycopg2", "mysql": "mysql+pymysql", "mariadb": "mysql+pymysql"}
+    scheme, sep, _ = rest.partition("://")
+    if not sep or scheme not in drivers:
+        raise ValidationError(
+            f"Unsupported JDBC URL {url!r}: expected jdbc:postgresql://, jdbc:mysql:// or jdbc:sqlite:"
+        )
+    parts = urlsplit(rest)
+    params = dict(parse_qsl(parts.query, keep_blank_values=True))
+    user = user or params.pop("user", None)
+    password = password or params.pop("password", None)
+    if scheme != "postgresql":
+        # MySQL Connector/J options (useSSL, serverTimezone ...) mean nothing to PyMySQL; keep charset only.
+        params = {k: v for k, v in params.items() if k == "charset"}
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    if user:
+        auth = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
+        netloc = f"{auth}@{netloc}"
+    query = f"?{urlencode(params)}" if params else ""
+    return f"{drivers[scheme]}://{netloc}{parts.path}{query}"
+
+
+def normalize_catalog_properties(name: str, props: Mapping[str, str]) -> dict[str, str]:
+    """Map Iceberg/Spark catalog properties to Floe's: ``type=jdbc`` -> ``type=sql`` + SQLAlchemy uri.
+
+    Raises:
+        ValidationError: no type can be inferred, or the JDBC URL is not supported.
+    """
+    out = {k: v for k, v in props.items() if k != _CLASS_KEY}
+    kind = out.get("type", "").lower()
+    if not kind and "catalog-impl" not in out:
+        kind = "sql" if out.get("uri", "").startswith(("jdbc:", "sqlite:", "postgresql", "mysql")) else ""
+        if not kind and "warehouse" in out and "uri" not in out:
+            kind = "hadoop"  # Iceberg's default for a catalog with only a warehouse
+    uri = out.get("uri", "")
+    if kind in ("jdbc", "sql") and uri.startswith("jdbc:"):
+        user = out.pop("jdbc.user", None) or out.pop("user", None)
+        password = out.pop("jdbc.password", None) or out.pop("password", None)
+        out["uri"] = jdbc_to_sqlalchemy(uri, user=user, password=password)
+    if kind == "jdbc":
+        kind = "sql"
+    if kind:
+        out["type"] = kind
+    if not out.get("type") and "catalog-impl" not in out:
+        raise ValidationError(f"Catalog {name!r} has no type (set {name}.type to hadoop, sql, jdbc or rest)")
+    return out
+
+
+@dataclass
+class _Layer:
+    catalogs: dict[str, dict[str, str]] = field(default_factory=dict)
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    default_catalog: str | None = None
+
+    def put_catalog(self, name: str, key: str, value: str) -> None:
+        self.catalogs.setdefault(name, {})[key] = value
+
+    def add_spark_key(self, key: str, value: str) -> None:
+        """Route one ``spark.*`` / ``iceberg.catalog.*`` key to catalogs, the default, or Spark."""
+        if key == _DEFAULT_CATALOG_KEY:
+            self.default_catalog = value
+        elif key.startswith((_SPARK_CATALOG_PREFIX, _HIVE_CATALOG_PREFIX)):
+            prefix = _SPARK_CATALOG_PREFIX if key.startswith(_SPARK_CATALOG_PREFIX) else _HIVE_CATALOG_PREFIX
+            name, _, sub = key[len(prefix) :].partition(".")
+            if not name:
+                raise ValidationError(f"Configuration key {key!r} names no catalog")
+            self.put_catalog(name, sub or _CLASS_KEY, value)
+        elif key == "spark.sql.extensions":
+            kept = [
+                e.strip()
+                for e in value.split(",")
+                if e.strip() and not e.strip().startswith("org.apache.iceberg.")
+            ]
+            if kept:
+                self.spark_conf[key] = ",".join(kept)
+        elif key.startswith("spark."):
+            self.spark_conf[key] = value
+        else:
+            raise ValidationError(
+                f"Unknown configuration key {key!r}: expected spark.*, spark.sql.catalog.<name>.* or iceberg.catalog.<name>.*"
+            )
+
+
+def _str(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _flatten(prefix: str, table: Mapping[str, object], out: dict[str, str]) -> None:
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, Mapping):
+            _flatten(key, v, out)
+        else:
+            out[key] = _str(v)
+
+
+def _file_layer(path: Path) -> _Layer:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(f"Invalid config file {path}: {e}") from None
+    layer = _Layer()
+    for name, props in (data.get("catalog") or data.get("catalogs") or {}).items():
+        if not isinstance(props, Mapping):
+            raise ValidationError(f"Config file {path}: [catalog.{name}] must be a table")
+        flat: dict[str, str] = {}
+        _flatten("", props, flat)
+        for k, v in flat.items():
+            layer.put_catalog(name, k, v)
+    spark = data.get("spark") or {}
+    if not isinstance(spark, Mapping):
+        raise ValidationError(f"Config file {path}: [spark] must be a table")
+    flat_spark: dict[str, str] = {}
+    _flatten("", spark, flat_spark)
+    for k, v in flat_spark.items():
+        layer.add_spark_key(k if k.startswith("spark.") else f"spark.{k}", v)
+    default = data.get("default_catalog", data.get("default-catalog"))
+    if default is not None:
+        layer.default_catalog = str(default)
+    return layer
+
+
+def _env_layer(environ: Mapping[str, str]) -> _Layer:
+    layer = _Layer()
+    for var, value in environ.items():
+        if var == "FLOE_DEFAULT_CATALOG":
+            layer.default_catalog = value
+        elif var.startswith("FLOE_CATALOG__"):
+            name, sep, key = var[len("FLOE_CATALOG__") :].partition("__")
+            if not sep or not name or not key:
+                raise ValidationError(
+                    f"Environment variable {var} must look like FLOE_CATALOG__<NAME>__<KEY>"
+                )
+            layer.put_catalog(name.lower(), key.lower().replace("__", ".").replace("_", "-"), value)
+    return layer
+
+
+def _find_file(environ: Mapping[str, str], home: Path, cwd: Path) -> Path | None:
+    user_home = environ.get("HOME")
+    candidates = [home / "floe.toml"]
+    if user_home:
+        candidates.append(Path(user_home) / ".floe" / "floe.toml")
+    candidates.append(cwd / "floe.toml")
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def _is_iceberg_catalog(props: Mapping[str, str]) -> bool:
+    cls = props.get(_CLASS_KEY)
+    if cls is not None:
+        return cls in ICEBERG_SPARK_CATALOG_CLASSES
+    return True  # type/warehouse keys without a class line: the seeds' "catalog-name" example
+
+
+@dataclass(frozen=True, slots=True)
+class FloeConfig:
+    """Resolved configuration: catalog properties by name, the default catalog, Spark settings, home."""
+
+    catalogs: dict[str, dict[str, str]]
+    default_catalog: str
+    spark_conf: dict[str, str]
+    home: Path
+    config_file: Path | None = None
+
+    @classmethod
+    def load(
+        cls,
+        conf_overrides: Mapping[str, str] | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> FloeConfig:
+        """Merge the four layers (see the module docstring).
+
+        Args:
+            conf_overrides: ``--conf`` pairs (highest precedence).
+            environ: environment to read (default ``os.environ``).
+            cwd: working directory for ``./.floe`` and ``./floe.toml`` (default the process's).
+
+        Raises:
+            ValidationError: a malformed key, file, JDBC URL, or a default catalog that is not defined.
+        """
+        env = os.environ if environ is None else environ
+        base = cwd or Path.cwd()
+        home = floe_home(env, base)
+        config_file = _find_file(env, home, base)
+        embedded = _Layer(
+            catalogs={
+                EMBEDDED_CATALOG: {
+                    "type": "sql",
+                    "uri": f"sqlite:///{home / 'catalog.db'}",
+                    "warehouse": str(home / "warehouse"),
+                }
+            },
+            default_catalog=EMBEDDED_CATALOG,
+        )
+        overrides = _Layer()
+        for k, v in (conf_overrides or {}).items():
+            overrides.add_spark_key(k, v)
+        layers = [embedded, _file_layer(config_file) if config_file else _Layer(), _env_layer(env), overrides]
+
+        merged: dict[str, dict[str, str]] = {}
+        spark_conf: dict[str, str] = {}
+        default = EMBEDDED_CATALOG
+        user_defined_embedded = False
+        for i, layer in enumerate(layers):
+            for name, props in layer.catalogs.items():
+                if i > 0 and name == EMBEDDED_CATALOG and not user_defined_embedded:
+                    merged[name] = {}  # a user-defined `floe` catalog replaces the embedded one
+                    user_defined_embedded = True
+                merged.setdefault(name, {}).update(props)
+            spark_conf.update(layer.spark_conf)
+            if layer.default_catalog:
+                default = layer.default_catalog
+
+        catalogs: dict[str, dict[str, str]] = {}
+        for name, props in merged.items():
+            if _is_iceberg_catalog(props):
+                catalogs[name] = normalize_catalog_properties(name, props)
+            else:  # a non-Iceberg Spark catalog: hand it to Spark untouched
+                for k, v in props.items():
+                    spark_conf[_SPARK_CATALOG_PREFIX + name + ("" if k == _CLASS_KEY else "." + k)] = v
+        if default not in catalogs:
+            raise ValidationError(
+                f"Default catalog {default!r} is not configured (catalogs: {', '.join(sorted(catalogs))})"
+            )
+        return cls(
+            catalogs=catalogs,
+            default_catalog=default,
+            spark_conf=spark_conf,
+            home=home,
+            config_file=config_file,
+        )
+
+    def catalog_properties(self, name: str) -> dict[str, str]:
+        """Properties of one catalog.
+
+        Raises:
+            NotFoundError: no catalog of that name (lists the configured ones).
+        """
+        try:
+            return dict(self.catalogs[name])
+        except KeyError:
+            raise NotFoundError(
+                f"Unknown catalog {name!r} (configured: {', '.join(sorted(self.catalogs))})"
+            ) from None
+
+
+def open_catalog(name: str, properties: Mapping[str, str]) -> object:
+    """Load a configured catalog with :func:`floe.catalog.load_catalog`.
+
+    A local SQLite catalog's folder (the embedded catalog's ``$FLOE_HOME``) is created first, so the
+    first command in a fresh directory works.
+    """
+    uri = properties.get("uri", "")
+    if properties.get("type") == "sql" and uri.startswith("sqlite:///"):
+        db = Path(uri[len("sqlite:///") :])
+        if str(db) and str(db) != ":memory:":
+            db.parent.mkdir(parents=True, exist_ok=True)
+    from floe.catalog import load_catalog  # imported on use: the catalog stack is heavy
+
+    return load_catalog(name, **properties)

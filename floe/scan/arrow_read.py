@@ -1,0 +1,300 @@
+"""Read planned scan tasks into Arrow on the driver (small data, no Spark): deletes, defaults, residuals.
+
+Per task: read the data file, project it by field id onto the read schema (name mapping for files without
+ids, identity partition values for columns the file lacks), drop position-deleted rows (the spec's
+``file_path``/``pos`` pairs), drop equality-deleted rows (null-safe equality on the delete's columns; the
+planner already limited deletes to strictly newer sequence numbers), then apply the residual filter.
+Parquet, ORC and Avro data files are supported.
+"""
+
+from __future__ import annotations
+
+import io as _io
+import json
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from floe.errors import UnsupportedError
+from floe.expressions.base import AlwaysTrue, BooleanExpression
+from floe.expressions.binding import bind
+from floe.io.arrow_schema import FIELD_ID_KEY, schema_to_arrow
+from floe.io.fileio import FileIO
+from floe.io.name_mapping import NameMapping, name_mapping_from_schema
+from floe.io.projection import constant_array, project_by_field_id
+from floe.expressions.to_arrow import to_arrow_expression
+from floe.scan.tasks import FileScanTask
+from floe.spec import properties as P
+from floe.spec.manifest import DataFile, FileContent, FileFormat
+from floe.spec.schema import Schema
+
+if TYPE_CHECKING:
+    from floe.scan.table_scan import TableScan
+
+__all__ = [
+    "read_tasks_to_arrow",
+    "read_task_to_arrow",
+    "read_data_file",
+    "with_fallback_ids",
+    "ReadContext",
+    "name_mapping_of",
+]
+
+
+def name_mapping_of(properties: dict[str, str] | object, schema: Schema) -> NameMapping | None:
+    """The table's ``schema.name-mapping.default``, if set."""
+    text = properties.get(P.SCHEMA_NAME_MAPPING_DEFAULT) if isinstance(properties, dict) else None
+    return NameMapping.from_json(text) if text else None
+
+
+class ReadContext:
+    """What reading needs besides the task: FileIO, location mapping, schemas and the name mapping."""
+
+    def __init__(
+        self,
+        *,
+        io: FileIO,
+        table_schema: Schema,
+        projection: Schema,
+        name_mapping: NameMapping | None,
+        location_of: Callable[[str], str],
+        case_sensitive: bool = True,
+        table_name: str = "",
+    ) -> None:
+        self.io = io
+        self.table_schema = table_schema
+        self.projection = projection
+        self.name_mapping = name_mapping
+        self.location_of = location_of
+        self.case_sensitive = case_sensitive
+        self.table_name = table_name
+        self._fallback_mapping = name_mapping or name_mapping_from_schema(table_schema)
+
+    def open_bytes(self, path: str) -> bytes:
+        with self.io.new_input(self.location_of(path)).open() as fo:
+            return fo.read()
+
+
+def _avro_to_arrow(data: bytes) -> pa.Table:
+    reader = fastavro.reader(_io.BytesIO(data))
+    writer_schema = json.loads(reader.metadata["avro.schema"])
+    records = list(reader)
+    ids = {f["name"]: f.get("field-id") for f in writer_schema.get("fields", [])}
+    table = pa.Table.from_pylist(records) if records else pa.table(
+        {name: pa.array([], pa.null()) for name in ids}
+    )
+    fields = []
+    for f in table.schema:
+        fid = ids.get(f.name)
+        meta = {FIELD_ID_KEY: str(fid).encode()} if fid is not None else None
+        fields.append(f.with_metadata(meta) if meta else f)
+    return table.cast(pa.schema(fields)) if fields else table
+
+
+def _row_group_start(rg: pq.RowGroupMetaData) -> int:
+    starts = []
+    for i in range(rg.num_columns):
+        c = rg.column(i)
+        starts.append(c.dictionary_page_offset if c.has_dictionary_page else c.data_page_offset)
+    return min(starts)
+
+
+def _read_parquet_range(raw: bytes, start: int, length: int) -> tuple[pa.Table, np.ndarray]:
+    """Row groups whose first byte lies in [start, start + length), with each row's position in the file."""
+    pf = pq.ParquetFile(pa.BufferReader(raw))
+    md = pf.metadata
+    groups, positions, first = [], [], 0
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        if start <= _row_group_start(rg) < start + length:
+            groups.append(i)
+            positions.append(np.arange(first, first + rg.num_rows, dtype=np.int64))
+        first += rg.num_rows
+    table = pf.read_row_groups(groups) if groups else pf.schema_arrow.empty_table()
+    return table, (np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64))
+
+
+def with_fallback_ids(table: pa.Table, mapping: NameMapping | None) -> pa.Table:
+    """Top-level columns numbered 1..n when a Parquet file has no field ids and the table no name mapping.
+
+    Iceberg Java reads such files (tables imported from Hive by Impala, some Dremio tables) by position
+    with these fallback ids (``ParquetSchemaUtil.addFallbackIds``).
+    """
+    if mapping is not None or any(f.metadata and FIELD_ID_KEY in f.metadata for f in table.schema):
+        return table
+    fields = [f.with_metadata({**(f.metadata or {}), FIELD_ID_KEY: str(i + 1).encode()}) for i, f in enumerate(table.schema)]
+    return table.cast(pa.schema(fields))
+
+
+def read_data_file(ctx: ReadContext, data_file: DataFile) -> pa.Table:
+    """The raw Arrow table of a data or delete file, field ids attached where the format has them."""
+    raw = ctx.open_bytes(data_file.file_path)
+    fmt = data_file.file_format
+    if fmt == FileFormat.PARQUET:
+        table = pq.read_table(pa.BufferReader(raw))
+        return with_fallback_ids(table, ctx.name_mapping) if data_file.content == FileContent.DATA else table
+    if fmt == FileFormat.ORC:
+        import pyarrow.orc as orc
+
+        table = orc.ORCFile(pa.BufferReader(raw)).read()
+        # pyarrow does not expose ORC type attributes (iceberg.id): resolve columns by name instead.
+        from floe.io.name_mapping import apply_name_mapping
+
+        return table.cast(apply_name_mapping(table.schema, ctx._fallback_mapping))
+    if fmt == FileFormat.AVRO:
+        return _avro_to_arrow(raw)
+    raise UnsupportedError(f"Table {ctx.table_name}: cannot read {fmt} file {data_file.file_path}")
+
+
+def _file_ids(table: pa.Table, mapping: NameMapping | None) -> set[int]:
+    from floe.io.projection import file_schema_with_ids
+
+    try:
+        schema = file_schema_with_ids(table.schema, name_mapping=mapping)
+    except Exception:  # noqa: BLE001 - no ids and no mapping: project_by_field_id raises the real error
+        return set()
+    out: set[int] = set()
+    for f in schema:
+        raw = (f.metadata or {}).get(FIELD_ID_KEY)
+        if raw is not None:
+            out.add(int(raw))
+    return out
+
+
+def _fill_identity_partitions(task: FileScanTask, table: pa.Table, present: set[int], schema: Schema) -> dict[int, pa.Array]:
+    """Constant columns for identity-partitioned source columns the file does not contain."""
+    out: dict[int, pa.Array] = {}
+    spec = task.spec
+    if spec is None:
+        return out
+    for pos, pf in enumerate(spec.fields):
+        if str(pf.transform) != "identity" or pf.source_id in present:
+            continue
+        f = schema.find_field_or_none(pf.source_id)
+        if f is None or pos >= len(task.data_file.partition):
+            continue
+        out[pf.source_id] = constant_array(task.data_file.partition[pos], f.field_type, table.num_rows, column=f.name)
+    return out
+
+
+def _deleted_positions(ctx: ReadContext, task: FileScanTask) -> np.ndarray | None:
+    positions: list[np.ndarray] = []
+    for e in task.deletes:
+        if e.data_file.content != FileContent.POSITION_DELETES:
+            continue
+        d = read_data_file(ctx, e.data_file)
+        names = {n.lower(): n for n in d.column_names}
+        paths = d.column(names["file_path"]).to_numpy(zero_copy_only=False)
+        pos = d.column(names["pos"]).to_numpy(zero_copy_only=False)
+        positions.append(pos[paths == task.data_file.file_path].astype(np.int64))
+    if not positions:
+        return None
+    return np.concatenate(positions)
+
+
+def _equality_keep_mask(ctx: ReadContext, task: FileScanTask, data: pa.Table, full: Schema) -> np.ndarray | None:
+    keep: np.ndarray | None = None
+    for e in task.deletes:
+        df = e.data_file
+        if df.content != FileContent.EQUALITY_DELETES:
+            continue
+        ids = list(df.equality_ids or ())
+        if not ids:
+            raise UnsupportedError(f"Table {ctx.table_name}: equality delete file {df.file_path} has no equality_ids")
+        eq_schema = Schema(*[full.find_field(i) for i in ids])
+        deleted = project_by_field_id(read_data_file(ctx, df), eq_schema, name_mapping=ctx.name_mapping)
+        # Null-safe equality (spec: a null in a delete row matches a null in a data row).
+        keys = set(zip(*(deleted.column(i).to_pylist() for i in range(len(ids)))))
+        cols = [data.column(full.find_column_name(i) or "").to_pylist() for i in ids]
+        mask = np.fromiter((row not in keys for row in zip(*cols)), dtype=bool, count=data.num_rows)
+        keep = mask if keep is None else keep & mask
+    return keep
+
+
+def _read_schema(ctx: ReadContext, residual: BooleanExpression, task: FileScanTask) -> Schema:
+    """The projection plus residual and equality-delete columns (dropped again at the end)."""
+    want = {f.field_id for f in ctx.projection.fields}
+    extra: set[int] = set()
+    for e in task.deletes:
+        extra.update(e.data_file.equality_ids or ())
+    if not isinstance(residual, AlwaysTrue):
+        bound = bind(ctx.table_schema, residual, ctx.case_sensitive)
+        from floe.scan.planner import referenced_field_ids
+
+        extra.update(referenced_field_ids(bound))
+    top = []
+    for f in ctx.table_schema.fields:
+        if f.field_id in want:
+            top.append(next(p for p in ctx.projection.fields if p.field_id == f.field_id))
+        elif f.field_id in extra or any(i in extra for i in _child_ids(ctx.table_schema, f.field_id)):
+            top.append(f)
+    return Schema(*top, schema_id=ctx.table_schema.schema_id)
+
+
+def _child_ids(schema: Schema, top_id: int) -> list[int]:
+    return [i for i in schema.field_ids() if schema.accessor_path(i)[0] == top_id]
+
+
+def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
+    """The rows of one task, deletes and residual applied, with the projection's columns."""
+    residual = task.residual
+    read_schema = _read_schema(ctx, residual, task)
+    positions: np.ndarray | None = None
+    if task.is_whole_file:
+        raw = read_data_file(ctx, task.data_file)
+    elif task.data_file.file_format == FileFormat.PARQUET:
+        raw, positions = _read_parquet_range(ctx.open_bytes(task.data_file.file_path), task.start, task.length)
+        raw = with_fallback_ids(raw, ctx.name_mapping)
+    else:
+        raise UnsupportedError(
+            f"Table {ctx.table_name}: cannot read a byte range of {task.data_file.file_format} file {task.data_file.file_path}"
+        )
+    present = _file_ids(raw, ctx.name_mapping if task.data_file.file_format != FileFormat.ORC else None)
+    if task.data_file.file_format == FileFormat.ORC:
+        present = _file_ids(raw, None)
+    table = project_by_field_id(raw, read_schema, name_mapping=ctx.name_mapping)
+    fills = _fill_identity_partitions(task, table, present, read_schema)
+    for fid, arr in fills.items():
+        idx = next((i for i, f in enumerate(read_schema.fields) if f.field_id == fid), None)
+        if idx is not None:
+            table = table.set_column(idx, table.schema.field(idx), arr)
+    keep = np.ones(table.num_rows, dtype=bool)
+    deleted = _deleted_positions(ctx, task)
+    if deleted is not None and len(deleted):
+        if positions is None:
+            valid = deleted[(deleted >= 0) & (deleted < table.num_rows)]
+            keep[valid] = False
+        else:
+            keep &= ~np.isin(positions, deleted)
+    eq_keep = _equality_keep_mask(ctx, task, table, ctx.table_schema)
+    if eq_keep is not None:
+        keep &= eq_keep
+    if not keep.all():
+        table = table.filter(pa.array(keep))
+    if not isinstance(residual, AlwaysTrue):
+        table = table.filter(to_arrow_expression(bind(read_schema, residual, ctx.case_sensitive)))
+    return table.select([f.name for f in ctx.projection.fields])
+
+
+def read_tasks_to_arrow(scan: TableScan, tasks: Iterable[FileScanTask]) -> pa.Table:
+    """Read every task of ``scan`` into one Arrow table with the scan's projected schema."""
+    md = scan.metadata
+    schema = scan.table_schema()
+    ctx = ReadContext(
+        io=scan.io,
+        table_schema=schema,
+        projection=scan.projection(),
+        name_mapping=name_mapping_of(dict(md.properties), schema),
+        location_of=scan.location_of,
+        case_sensitive=scan.case_sensitive,
+        table_name=scan.table_name,
+    )
+    target = schema_to_arrow(ctx.projection)
+    parts = [read_task_to_arrow(ctx, t).cast(target) for t in tasks]
+    if not parts:
+        return target.empty_table()
+    return pa.concat_tables(parts)

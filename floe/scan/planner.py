@@ -1,0 +1,277 @@
+"""The planning engine: manifest list -> pruned manifests -> pruned entries -> file scan tasks.
+
+Pruning happens at three levels (spec "Scan Planning"):
+1. manifests, by their partition field summaries (one manifest evaluator per partition spec id);
+2. entries, by partition values (the row filter's inclusive projection onto each entry's spec, so files
+   written under older specs prune too) — evaluated once per distinct partition tuple and cached;
+3. entries, by column metrics (lower/upper bounds, null and NaN counts).
+
+Manifests are read by a thread pool, a bounded window ahead of the consumer, and entries are filtered
+inside the worker: memory grows with the files selected, not with the table's history.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from floe.errors import UnsupportedError
+from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression
+from floe.io.fileio import FileIO
+from floe.scan import _filters
+from floe.scan.delete_index import DeleteFileIndex, is_deletion_vector
+from floe.scan.tasks import FileScanTask
+from floe.serde.manifest_avro import iter_manifest, read_manifest_header, read_manifest_list
+from floe.spec.manifest import (
+    FileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+)
+from floe.spec.partitioning import PartitionSpec
+from floe.spec.schema import Schema
+from floe.spec.snapshot import Snapshot
+
+__all__ = ["ManifestPlanner", "read_manifest_files", "referenced_field_ids", "DEFAULT_PLANNING_THREADS"]
+
+DEFAULT_PLANNING_THREADS = 4
+_DELETED = ManifestEntryStatus.DELETED
+_DATA = FileContent.DATA
+
+
+def read_manifest_files(
+    io: FileIO, snapshot: Snapshot, location_of: Callable[[str], str] | None = None
+) -> list[ManifestFile]:
+    """The manifest list of ``snapshot`` (v1 snapshots may list manifests inline)."""
+    loc = location_of or (lambda s: s)
+    if snapshot.manifest_list:
+        with io.new_input(loc(snapshot.manifest_list)).open() as fo:
+            return read_manifest_list(fo.read())
+    out: list[ManifestFile] = []
+    for path in snapshot.manifests or ():
+        # v1 snapshots without a manifest list name their manifests inline; the spec id is in the header.
+        with io.new_input(loc(path)).open() as fo:
+            header = read_manifest_header(fo)
+        spec_id = int(header.get("partition-spec-id", "0"))
+        out.append(
+            ManifestFile(path, 0, spec_id, ManifestContent.DATA, 0, 0, snapshot.snapshot_id,
+                         None, None, None, None, None, None)
+        )
+    return out
+
+
+@dataclass(slots=True)
+class _SpecFilters:
+    """Per-spec pruning state: manifest evaluator, partition evaluator with cache, residuals."""
+
+    spec: PartitionSpec
+    manifest_ok: Callable[[ManifestFile], bool]
+    partition_ok: Callable[[tuple[object, ...]], bool]
+    residual_for: Callable[[tuple[object, ...]], BooleanExpression]
+
+
+class ManifestPlanner:
+    """Plans the file scan tasks of one snapshot.
+
+    Args:
+        io: reads manifest lists and manifests.
+        schema: the schema the row filter binds to.
+        specs_by_id: every partition spec of the table.
+        row_filter: an unbound filter expression.
+        case_sensitive: whether column names in the filter match case-sensitively.
+        threads: manifest reader threads.
+        location_of: maps a location in metadata to one FileIO can read (relocated fixture tables).
+    """
+
+    def __init__(
+        self,
+        *,
+        io: FileIO,
+        schema: Schema,
+        specs_by_id: Mapping[int, PartitionSpec],
+        row_filter: BooleanExpression = AlwaysTrue(),
+        case_sensitive: bool = True,
+        threads: int = DEFAULT_PLANNING_THREADS,
+        location_of: Callable[[str], str] | None = None,
+        table_name: str = "",
+    ) -> None:
+        self._io = io
+        self._schema = schema
+        self._specs = dict(specs_by_id)
+        self._filter = row_filter
+        self._case_sensitive = case_sensitive
+        self._threads = max(1, threads)
+        self._loc = location_of or (lambda s: s)
+        self._table = table_name
+        self._bound = _filters.bind_filter(schema, row_filter, case_sensitive)
+        self._filters: dict[int, _SpecFilters] = {}
+        # Planning counters (like Iceberg's ScanMetrics): manifests read/skipped, files kept/skipped.
+        self.metrics: dict[str, int] = {
+            "scanned_manifests": 0,
+            "skipped_manifests": 0,
+            "result_data_files": 0,
+            "skipped_data_files": 0,
+            "result_delete_files": 0,
+        }
+        self._metrics_ok = (
+            None if isinstance(self._bound, AlwaysTrue) else _filters.metrics_evaluator(schema, row_filter, case_sensitive)
+        )
+
+    # -- per-spec state ---------------------------------------------------------------------------
+    def _for_spec(self, spec_id: int) -> _SpecFilters:
+        got = self._filters.get(spec_id)
+        if got is not None:
+            return got
+        spec = self._specs.get(spec_id)
+        if spec is None:
+            raise UnsupportedError(f"Table {self._table}: manifest uses unknown partition spec id {spec_id}")
+        if isinstance(self._bound, AlwaysTrue):
+            f = _SpecFilters(spec, lambda m: True, lambda p: True, lambda p: AlwaysTrue())
+        else:
+            f = _SpecFilters(
+                spec,
+                _filters.manifest_evaluator(spec, self._schema, self._filter, self._case_sensitive),
+                _cached(_filters.partition_evaluator(spec, self._schema, self._filter, self._case_sensitive)),
+                _cached(_filters.residual_evaluator(spec, self._schema, self._filter, self._case_sensitive)),
+            )
+        self._filters[spec_id] = f
+        return f
+
+    def residual(self, spec_id: int, partition: tuple[object, ...]) -> BooleanExpression:
+        """The filter still to apply to rows of a file with this spec and partition tuple."""
+        return self._for_spec(spec_id).residual_for(partition)  # type: ignore[return-value]
+
+    # -- manifests --------------------------------------------------------------------------------
+    def _manifest_selected(self, m: ManifestFile) -> bool:
+        ok = not isinstance(self._bound, AlwaysFalse) and self._for_spec(m.partition_spec_id).manifest_ok(m)
+        self.metrics["scanned_manifests" if ok else "skipped_manifests"] += 1
+        return ok
+
+    def _read_entries(self, m: ManifestFile) -> Iterator[ManifestEntry]:
+        spec = self._specs.get(m.partition_spec_id)
+        with self._io.new_input(self._loc(m.manifest_path)).open() as fo:
+            data = fo.read()
+        yield from iter_manifest(data, manifest_file=m, partition_spec=spec, schema=self._schema)
+
+    def _live_matching(self, m: ManifestFile) -> list[ManifestEntry]:
+        """Entries of one manifest that are live and may match the filter (runs in a worker)."""
+        f = self._for_spec(m.partition_spec_id)
+        part_ok, metrics_ok = f.partition_ok, self._metrics_ok
+        out: list[ManifestEntry] = []
+        skipped = 0
+        for e in self._read_entries(m):
+            if e.status is _DELETED:
+                continue
+            df = e.data_file
+            if not part_ok(df.partition) or (metrics_ok is not None and not metrics_ok(df)):
+                skipped += 1
+                continue
+            out.append(e)
+        self.metrics["skipped_data_files"] += skipped  # benign race: counters are informational
+        return out
+
+    def _stream(self, manifests: list[ManifestFile], work: Callable[[ManifestFile], list[ManifestEntry]]) -> Iterator[
+        ManifestEntry
+    ]:
+        if self._threads == 1 or len(manifests) <= 1:
+            for m in manifests:
+                yield from work(m)
+            return
+        window = self._threads * 2
+        with ThreadPoolExecutor(self._threads, thread_name_prefix="floe-plan") as pool:
+            pending: deque[Future[list[ManifestEntry]]] = deque()
+            it = iter(manifests)
+            for m in it:
+                pending.append(pool.submit(work, m))
+                if len(pending) >= window:
+                    break
+            while pending:
+                done = pending.popleft().result()
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.append(pool.submit(work, nxt))
+                yield from done
+
+    # -- public -----------------------------------------------------------------------------------
+    def delete_index(self, manifests: Iterable[ManifestFile]) -> DeleteFileIndex:
+        """Index the live delete files of the given manifests that may match the filter."""
+        deletes = [m for m in manifests if m.content == ManifestContent.DELETES and self._manifest_selected(m)]
+        entries = list(self._stream(deletes, self._live_matching_deletes))
+        self.metrics["result_delete_files"] += len(entries)
+        return DeleteFileIndex(entries, self._specs)
+
+    def _live_matching_deletes(self, m: ManifestFile) -> list[ManifestEntry]:
+        f = self._for_spec(m.partition_spec_id)
+        return [
+            e
+            for e in self._read_entries(m)
+            if e.status is not _DELETED and e.data_file.content != _DATA and f.partition_ok(e.data_file.partition)
+        ]
+
+    def data_entries(self, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
+        """Live data entries of the given manifests that may match the filter, streamed."""
+        data = [m for m in manifests if m.content == ManifestContent.DATA and self._manifest_selected(m)]
+        return self._stream(data, self._live_matching)
+
+    def plan(self, snapshot: Snapshot | None) -> Iterator[FileScanTask]:
+        """File scan tasks of ``snapshot`` (none for a table without snapshots)."""
+        if snapshot is None:
+            return iter(())
+        manifests = read_manifest_files(self._io, snapshot, self._loc)
+        return self.plan_manifests(manifests)
+
+    def plan_manifests(self, manifests: list[ManifestFile]) -> Iterator[FileScanTask]:
+        """File scan tasks from a list of manifests (data and delete manifests of one snapshot)."""
+        index = self.delete_index(manifests)
+        specs = self._specs
+        for e in self.data_entries(manifests):
+            df = e.data_file
+            seq = e.sequence_number if e.sequence_number is not None else 0
+            deletes = index.for_data_file(seq, df.spec_id, df.partition, df.file_path) if not index.is_empty else ()
+            for d in deletes:
+                if is_deletion_vector(d):
+                    raise UnsupportedError(
+                        f"Table {self._table}: data file {df.file_path} has a v3 deletion vector "
+                        f"({d.data_file.file_path}); deletion vectors are not supported yet"
+                    )
+            self.metrics["result_data_files"] += 1
+            yield FileScanTask(
+                df, seq, deletes, self._for_spec(df.spec_id).residual_for(df.partition), 0, -1, specs.get(df.spec_id)
+            )
+
+
+def _cached(fn: Callable[[tuple[object, ...]], object]) -> Callable[[tuple[object, ...]], object]:
+    """Memoise a function of a partition tuple (tables have far fewer partitions than files)."""
+    cache: dict[tuple[object, ...], object] = {}
+
+    def lookup(p: tuple[object, ...]) -> object:
+        try:
+            return cache[p]
+        except KeyError:
+            v = cache[p] = fn(p)
+            return v
+        except TypeError:  # an unhashable partition value: evaluate directly
+            return fn(p)
+
+    return lookup
+
+
+def referenced_field_ids(bound: BooleanExpression) -> set[int]:
+    """Field ids the bound expression reads (every level of each referenced column's path)."""
+    from floe.expressions.base import And, Not, Or
+    from floe.expressions.predicates import Predicate
+
+    out: set[int] = set()
+    stack: list[BooleanExpression] = [bound]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, (And, Or)):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, Not):
+            stack.append(e.child)
+        elif isinstance(e, Predicate) and e.is_bound:
+            out.update(e.ref.path_ids)
+    return out

@@ -1,0 +1,422 @@
+"""Turn planned scan tasks into one native Spark DataFrame (Parquet scans + joins for deletes).
+
+Column naming (DESIGN.md section 5): Spark resolves Parquet columns by field id
+(``spark.sql.parquet.fieldId.read.enabled``) but pushes filters into Parquet *by name*, and its vectorized
+reader fails when a requested name exists in a file with another type. Columns whose name is not stable
+across the table's schema history (renamed, or a name reused by another field id) are therefore requested
+under a synthetic name (``_floe_c<id>``) that no file contains: ids still match, nothing can be pushed or
+clash by name, and the column is renamed back afterwards. Stable columns keep their names and keep
+pushdown.
+
+Deletes (spec "Scan Planning", "Position Delete Files", "Equality Delete Files"):
+- position deletes: left-anti join on (file path key, ``_metadata.row_index``);
+- equality deletes: left-anti join on null-safe equality of the delete's columns, limited to data files
+  with a smaller data sequence number in the same partition (or any partition for global deletes).
+Identity partition values are filled from the manifest for files that lack the column (imported files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow.parquet as pq
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from floe.errors import UnsupportedError
+from floe.io.arrow_schema import field_id_of
+from floe.io.fileio import FileIO
+from floe.io.locations import comparison_key, is_local, to_local_path
+from floe.io.name_mapping import NameMapping
+from floe.scan.tasks import FileScanTask
+from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema, to_spark_type
+from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
+from floe.spec.schema import Schema, walk_fields
+from floe.spec.types import IcebergType, ListType, MapType, NestedField, StructType, UUIDType
+
+__all__ = ["ScanInputs", "unstable_field_ids", "tasks_to_dataframe", "spark_path_key", "driver_path_key"]
+
+_FILE = "_floe_file"
+_POS = "_floe_pos"
+_KEY = "_floe_key"
+# Parquet footers are read to find files without field ids when the table has a name mapping, or when
+# the scan is small enough that reading footers is cheap (imported tables without a mapping are read
+# by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
+_FOOTER_PROBE_MAX_FILES = 256
+
+
+@dataclass(frozen=True)
+class ScanInputs:
+    """Everything the DataFrame builder needs from the planned scan."""
+
+    table_name: str
+    io: FileIO
+    read_schema: Schema  # projection + filter + equality-delete columns (top-level)
+    output_schema: Schema  # the columns returned
+    all_schemas: Sequence[Schema]
+    name_mapping: NameMapping | None
+    location_of: Callable[[str], str]
+    arrow_fallback: Callable[[list[FileScanTask]], object]  # tasks -> pa.Table (driver read)
+
+
+# -- paths -------------------------------------------------------------------------------------------
+def spark_path_key(col: Column) -> Column:
+    """A join key from Spark's ``_metadata.file_path`` URI (decoded, ``file:`` dropped, s3 aliases folded)."""
+    decoded = F.url_decode(F.replace(col, F.lit("+"), F.lit("%2B")))  # URLDecoder would turn '+' into ' '
+    local = F.regexp_replace(decoded, r"^file:(//)?", "")
+    return F.regexp_replace(local, r"^s3[an]?://", "s3://")
+
+
+def driver_path_key(location: str) -> str:
+    """The same key as :func:`spark_path_key`, computed from a readable location on the driver."""
+    key = comparison_key(location)
+    return key
+
+
+def _spark_location(location: str) -> str:
+    """A location string Spark reads (local paths as plain absolute paths)."""
+    if is_local(location):
+        return to_local_path(location)
+    if location.startswith("s3://"):
+        return "s3a://" + location[len("s3://") :]
+    return location
+
+
+# -- names -------------------------------------------------------------------------------------------
+def unstable_field_ids(schemas: Iterable[Schema]) -> set[int]:
+    """Field ids whose (dotted) name differs between schemas, or whose name another id also used."""
+    names_by_id: dict[int, set[str]] = {}
+    ids_by_name: dict[str, set[int]] = {}
+    for s in schemas:
+        for name, f in walk_fields(s.as_struct()):
+            names_by_id.setdefault(f.field_id, set()).add(name)
+            ids_by_name.setdefault(name, set()).add(f.field_id)
+    out = {i for i, names in names_by_id.items() if len(names) > 1}
+    for ids in ids_by_name.values():
+        if len(ids) > 1:
+            out |= ids
+    return out
+
+
+def _all_ids(t: IcebergType) -> set[int]:
+    out: set[int] = set()
+    if isinstance(t, (StructType, ListType, MapType)):
+        for c in t.children:
+            out.add(c.field_id)
+            out |= _all_ids(c.field_type)
+    return out
+
+
+def _internal_names(schema: Schema, unstable: set[int]) -> dict[int, str]:
+    """Top-level field id -> the name requested from Parquet (synthetic when unstable at any depth)."""
+    out: dict[int, str] = {}
+    for f in schema.fields:
+        ids = {f.field_id} | _all_ids(f.field_type)
+        out[f.field_id] = f"_floe_c{f.field_id}" if ids & unstable else f.name
+    return out
+
+
+def _file_field(f: NestedField, name: str) -> T.StructField:
+    sf = to_spark_schema(StructType(f), for_files=True).fields[0]
+    return T.StructField(name, sf.dataType, True, {FIELD_ID_METADATA_KEY: f.field_id})
+
+
+def _uuid_to_string(col: Column) -> Column:
+    h = F.lower(F.hex(col))
+    parts = [F.substring(h, 1, 8), F.substring(h, 9, 4), F.substring(h, 13, 4), F.substring(h, 17, 4), F.substring(h, 21, 12)]
+    return F.when(col.isNull(), F.lit(None)).otherwise(F.concat_ws("-", *parts))
+
+
+# -- per-file facts ------------------------------------------------------------------------------------
+def _lacks_column(df: DataFile, field_id: int) -> bool:
+    """Whether the manifest's metrics say (or cannot rule out) that the file lacks a column."""
+    for m in (df.value_counts, df.null_value_counts, df.column_sizes):
+        if m:
+            return field_id not in m
+    return True
+
+
+def _identity_fills(task: FileScanTask, read_ids: set[int]) -> dict[int, object]:
+    spec = task.spec
+    if spec is None:
+        return {}
+    out: dict[int, object] = {}
+    for pos, pf in enumerate(spec.fields):
+        if str(pf.transform) == "identity" and pf.source_id in read_ids and pos < len(task.data_file.partition):
+            if _lacks_column(task.data_file, pf.source_id):
+                out[pf.source_id] = task.data_file.partition[pos]
+    return out
+
+
+def _files_without_ids(io: FileIO, locations: list[str]) -> dict[str, list[str]]:
+    """Location -> top-level column names, for Parquet files that carry no field ids (footers read in parallel)."""
+
+    def probe(loc: str) -> tuple[str, list[str] | None]:
+        with io.new_input(loc).open() as fo:
+            schema = pq.read_schema(fo)
+        if any(field_id_of(f) is not None for f in schema):
+            return loc, None
+        return loc, list(schema.names)
+
+    with ThreadPoolExecutor(8) as pool:
+        return {loc: names for loc, names in pool.map(probe, locations) if names is not None}
+
+
+# -- building --------------------------------------------------------------------------------------------
+class _Builder:
+    def __init__(self, spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask]) -> None:
+        self.spark = spark
+        self.inp = inputs
+        self.tasks = tasks
+        self.read_schema = inputs.read_schema
+        self.unstable = unstable_field_ids(inputs.all_schemas)
+        self.names = _internal_names(self.read_schema, self.unstable)
+        self.loc = {t.data_file.file_path: inputs.location_of(t.data_file.file_path) for t in tasks}
+
+    # -- data reads ---------------------------------------------------------------------------------
+    def _read_parquet_by_id(self, locations: list[str], need_meta: bool) -> DataFrame:
+        schema = T.StructType([_file_field(f, self.names[f.field_id]) for f in self.read_schema.fields])
+        df = self.spark.read.schema(schema).parquet(*[_spark_location(x) for x in locations])
+        return self._with_meta(df, need_meta)
+
+    def _read_parquet_by_name(self, locations: list[str], file_names: dict[int, str], need_meta: bool) -> DataFrame:
+        """Files without field ids: request each column by its name in the file (from the name mapping)."""
+        fields = []
+        for f in self.read_schema.fields:
+            sf = to_spark_schema(StructType(f), for_files=True).fields[0]
+            fields.append(T.StructField(file_names.get(f.field_id, f"_floe_missing{f.field_id}"), _strip(sf.dataType)))
+        df = self.spark.read.schema(T.StructType(fields)).parquet(*[_spark_location(x) for x in locations])
+        df = self._with_meta(df, need_meta)
+        cols = [F.col(_q(fld.name)).alias(self.names[f.field_id]) for f, fld in zip(self.read_schema.fields, fields)]
+        return df.select(*cols, *([F.col(_FILE), F.col(_POS)] if need_meta else []))
+
+    @staticmethod
+    def _with_meta(df: DataFrame, need_meta: bool) -> DataFrame:
+        if not need_meta:
+            return df
+        return df.select("*", F.col("_metadata.file_path").alias(_FILE), F.col("_metadata.row_index").alias(_POS))
+
+    def _mapped_names(self, file_columns: list[str]) -> dict[int, str]:
+        mapping = self.inp.name_mapping
+        out: dict[int, str] = {}
+        if mapping is None:
+            # No ids and no mapping: Iceberg Java numbers top-level columns 1..n (fallback ids).
+            return {i + 1: name for i, name in enumerate(file_columns)}
+        present = set(file_columns)
+        for f in self.read_schema.fields:
+            entry = next((m for m in mapping.fields if m.field_id == f.field_id), None)
+            if entry is not None:
+                name = next((n for n in entry.names if n in present), None)
+                if name is not None:
+                    out[f.field_id] = name
+        return out
+
+    # -- deletes ------------------------------------------------------------------------------------
+    def _read_deletes(self, entries: list[ManifestEntry], schema: T.StructType | None) -> DataFrame:
+        parquet = [e for e in entries if e.data_file.file_format == FileFormat.PARQUET]
+        if len(parquet) != len(entries):
+            bad = next(e for e in entries if e.data_file.file_format != FileFormat.PARQUET)
+            raise UnsupportedError(
+                f"Table {self.inp.table_name}: delete file {bad.data_file.file_path} is "
+                f"{bad.data_file.file_format}; the Spark read path applies Parquet delete files only"
+            )
+        reader = self.spark.read if schema is None else self.spark.read.schema(schema)
+        df = reader.parquet(*[_spark_location(self.inp.location_of(e.data_file.file_path)) for e in parquet])
+        return df.select("*", F.col("_metadata.file_path").alias("_floe_dfile"))
+
+    def _apply_position_deletes(self, df: DataFrame) -> DataFrame:
+        entries: dict[str, ManifestEntry] = {}
+        affected: dict[str, str] = {}
+        for t in self.tasks:
+            for e in t.deletes:
+                if e.data_file.content == FileContent.POSITION_DELETES:
+                    entries.setdefault(e.data_file.file_path, e)
+                    affected[t.data_file.file_path] = driver_path_key(self.loc[t.data_file.file_path])
+        if not entries:
+            return df
+        dels = self._read_deletes(list(entries.values()), None)
+        cols = {c.lower(): c for c in dels.columns}
+        mapping = self.spark.createDataFrame(list(affected.items()), "_floe_orig string, _floe_dkey string")
+        dels = dels.join(F.broadcast(mapping), F.col(cols["file_path"]) == F.col("_floe_orig")).select(
+            F.col("_floe_dkey"), F.col(cols["pos"]).cast("long").alias("_floe_dpos")
+        )
+        cond = (F.col(_KEY) == F.col("_floe_dkey")) & (F.col(_POS) == F.col("_floe_dpos"))
+        return df.join(dels, cond, "left_anti")
+
+    def _apply_equality_deletes(self, df: DataFrame) -> DataFrame:
+        groups: dict[tuple[int, ...], dict[str, ManifestEntry]] = {}
+        for t in self.tasks:
+            for e in t.deletes:
+                if e.data_file.content == FileContent.EQUALITY_DELETES:
+                    ids = tuple(e.data_file.equality_ids or ())
+                    groups.setdefault(ids, {}).setdefault(e.data_file.file_path, e)
+        if not groups:
+            return df
+        pkeys: dict[tuple[int, tuple[object, ...]], int] = {}
+
+        def pkey(spec_id: int, partition: tuple[object, ...]) -> int:
+            return pkeys.setdefault((spec_id, partition), len(pkeys))
+
+        data_rows = [
+            (driver_path_key(self.loc[t.data_file.file_path]), t.data_sequence_number, pkey(t.data_file.spec_id, t.data_file.partition))
+            for t in self.tasks
+            if any(e.data_file.content == FileContent.EQUALITY_DELETES for e in t.deletes)
+        ]
+        dm = self.spark.createDataFrame(data_rows, "_floe_k2 string, _floe_seq long, _floe_pkey int")
+        df = df.join(F.broadcast(dm), F.col(_KEY) == F.col("_floe_k2"), "left").drop("_floe_k2")
+        for ids, entries in groups.items():
+            fields = []
+            for i in ids:
+                f = self.inp.read_schema.find_field_or_none(i)
+                if f is None or self.read_schema.find_field_or_none(i) not in self.read_schema.fields:
+                    raise UnsupportedError(
+                        f"Table {self.inp.table_name}: equality deletes on nested or dropped field id {i} are not supported"
+                    )
+                fields.append(_file_field(f, f"_floe_eq{i}"))
+            dels = self._read_deletes(list(entries.values()), T.StructType(fields))
+            rows = []
+            for e in entries.values():
+                dfile = e.data_file
+                spec_fields = self._spec_is_partitioned(dfile)
+                rows.append((
+                    driver_path_key(self.inp.location_of(dfile.file_path)),
+                    e.sequence_number or 0,
+                    pkey(dfile.spec_id, dfile.partition) if spec_fields else -1,
+                ))
+            mm = self.spark.createDataFrame(rows, "_floe_dk string, _floe_dseq long, _floe_dpkey int")
+            dels = dels.join(F.broadcast(mm), spark_path_key(F.col("_floe_dfile")) == F.col("_floe_dk")).drop(
+                "_floe_dfile", "_floe_dk"
+            )
+            cond = (F.col("_floe_seq") < F.col("_floe_dseq")) & (
+                (F.col("_floe_dpkey") == F.lit(-1)) | (F.col("_floe_dpkey") == F.col("_floe_pkey"))
+            )
+            for i in ids:
+                # Spec: equality deletes match nulls, hence null-safe equality.
+                cond = cond & F.col(_q(self.names[i])).eqNullSafe(F.col(f"_floe_eq{i}"))
+            df = df.join(dels, cond, "left_anti")
+        return df.drop("_floe_seq", "_floe_pkey")
+
+    def _spec_is_partitioned(self, dfile: DataFile) -> bool:
+        for t in self.tasks:
+            if t.spec is not None and t.spec.spec_id == dfile.spec_id:
+                return bool(t.spec.fields)
+        return bool(dfile.partition)
+
+    def _apply_identity_fills(self, df: DataFrame) -> DataFrame:
+        read_ids = {f.field_id for f in self.read_schema.fields}
+        fills = {t.data_file.file_path: _identity_fills(t, read_ids) for t in self.tasks}
+        fill_ids = sorted({i for v in fills.values() for i in v})
+        if not fill_ids:
+            return df
+        fields = [T.StructField("_floe_k3", T.StringType())]
+        for i in fill_ids:
+            f = self.read_schema.find_field(i)
+            fields.append(T.StructField(f"_floe_fill{i}", to_spark_type(f.field_type, for_files=True)))
+        rows = []
+        for path, vals in fills.items():
+            if vals:
+                rows.append(tuple([driver_path_key(self.loc[path])] + [_py(vals.get(i), self.read_schema.find_field(i).field_type) for i in fill_ids]))
+        fm = self.spark.createDataFrame(rows, T.StructType(fields))
+        df = df.join(F.broadcast(fm), F.col(_KEY) == F.col("_floe_k3"), "left")
+        for i in fill_ids:
+            name = self.names[i]
+            df = df.withColumn(name, F.coalesce(F.col(_q(name)), F.col(f"_floe_fill{i}")))
+        return df.drop("_floe_k3", *[f"_floe_fill{i}" for i in fill_ids])
+
+    # -- assembly ------------------------------------------------------------------------------------
+    def build(self) -> DataFrame:
+        parquet = [t for t in self.tasks if t.data_file.file_format == FileFormat.PARQUET]
+        others = [t for t in self.tasks if t.data_file.file_format != FileFormat.PARQUET]
+        frames: list[DataFrame] = []
+        if parquet:
+            frames.extend(self._parquet_frames(parquet))
+        if others:
+            frames.append(self._arrow_frame(others))
+        if not frames:
+            return self.spark.createDataFrame([], to_spark_schema(self.inp.output_schema))
+        out = frames[0]
+        for f in frames[1:]:
+            out = out.unionByName(f)
+        return out
+
+    def _parquet_frames(self, tasks: list[FileScanTask]) -> list[DataFrame]:
+        has_deletes = any(t.deletes for t in tasks)
+        read_ids = {f.field_id for f in self.read_schema.fields}
+        needs_fill = any(_identity_fills(t, read_ids) for t in tasks)
+        need_meta = has_deletes or needs_fill
+        locations = [self.loc[t.data_file.file_path] for t in tasks]
+        probe = self.inp.name_mapping is not None or len(locations) <= _FOOTER_PROBE_MAX_FILES
+        no_ids = _files_without_ids(self.inp.io, locations) if probe else {}
+        groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
+        with_ids = [x for x in locations if x not in no_ids]
+        for loc, cols in no_ids.items():
+            groups.setdefault(tuple(sorted(self._mapped_names(cols).items())), []).append(loc)
+        raw: list[DataFrame] = []
+        if with_ids:
+            raw.append(self._read_parquet_by_id(with_ids, need_meta))
+        for names, locs in groups.items():
+            raw.append(self._read_parquet_by_name(locs, dict(names), need_meta))
+        df = raw[0]
+        for r in raw[1:]:
+            df = df.unionByName(r)
+        if need_meta:
+            df = df.withColumn(_KEY, spark_path_key(F.col(_FILE)))
+            df = self._apply_identity_fills(df)
+            df = self._apply_position_deletes(df)
+            df = self._apply_equality_deletes(df)
+        return [self._finish(df)]
+
+    def _finish(self, df: DataFrame) -> DataFrame:
+        cols = []
+        for f in self.read_schema.fields:
+            c = F.col(_q(self.names[f.field_id]))
+            if isinstance(f.field_type, UUIDType):
+                c = _uuid_to_string(c)
+            cols.append(c.alias(f.name))
+        return df.select(*cols)
+
+    def _arrow_frame(self, tasks: list[FileScanTask]) -> DataFrame:
+        table = self.inp.arrow_fallback(tasks)
+        return self.spark.createDataFrame(table, to_spark_schema(self.read_schema))  # type: ignore[arg-type]
+
+
+def _strip(t: T.DataType) -> T.DataType:
+    """The type without field-id metadata (name-mapped files are read by name at every level)."""
+    if isinstance(t, T.StructType):
+        return T.StructType([T.StructField(f.name, _strip(f.dataType), f.nullable) for f in t.fields])
+    if isinstance(t, T.ArrayType):
+        return T.ArrayType(_strip(t.elementType), t.containsNull)
+    if isinstance(t, T.MapType):
+        return T.MapType(_strip(t.keyType), _strip(t.valueType), t.valueContainsNull)
+    return t
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _py(value: object, t: IcebergType) -> object:
+    """A partition value (Floe's representation) as the Python value Spark's createDataFrame expects."""
+    import datetime as dt
+
+    from floe.spec.types import DateType, TimestampType, TimestamptzType
+
+    if value is None:
+        return None
+    if isinstance(t, DateType):
+        return dt.date(1970, 1, 1) + dt.timedelta(days=int(value))  # type: ignore[arg-type]
+    if isinstance(t, TimestamptzType):
+        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=int(value))  # type: ignore[arg-type]
+    if isinstance(t, TimestampType):
+        return dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(value))  # type: ignore[arg-type]
+    if isinstance(t, UUIDType):
+        return getattr(value, "bytes", value)
+    return value
+
+
+def tasks_to_dataframe(spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask]) -> DataFrame:
+    """One DataFrame with the rows of ``tasks`` (deletes applied), columns of ``inputs.read_schema``."""
+    return _Builder(spark, inputs, tasks).build()

@@ -1,0 +1,254 @@
+"""``floe.spark.read``: an Iceberg table as a native Spark DataFrame.
+
+Python plans (manifests -> files + deletes, floe.scan); Spark reads the Parquet files natively
+(``spark.read.schema(<schema with parquet.field.id>).parquet(...)``) and applies deletes with joins; the
+scan filter becomes a ``where()`` Spark can push into Parquet for columns whose names are stable (see
+floe.spark._scan_frames for why renamed columns are guarded). Files Spark cannot read natively here (ORC,
+Avro) are read on the driver with pyarrow and unioned in.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from floe.catalog.hadoop import HadoopTableOperations, is_table_folder
+from floe.catalog.metadata_files import read_metadata
+from floe.errors import NoSuchTableError, UnsupportedError, ValidationError
+from floe.expressions.base import AlwaysTrue, BooleanExpression
+from floe.expressions.binding import bind
+from floe.expressions.to_spark_sql import to_spark_sql
+from floe.io.fileio import FileIO
+from floe.io.locations import to_local_path
+from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arrow
+from floe.scan.planner import referenced_field_ids
+from floe.scan.table_scan import LocatedTable, TableLike, TableScan
+from floe.scan.tasks import FileScanTask
+from floe.spark._scan_frames import ScanInputs, tasks_to_dataframe
+from floe.spec.schema import Schema
+from floe.table.operations import ReadOnlyTableOperations
+from floe.table.table import Table
+
+__all__ = ["read", "scan_for", "load_table", "located_folder_table", "dataframe_for_scan"]
+
+
+def load_table(spark: SparkSession | None, source: object) -> TableLike:
+    """A table handle from a Table, a location (folder or metadata JSON) or a catalog identifier.
+
+    Raises:
+        NoSuchTableError: nothing readable at that location / identifier.
+    """
+    if hasattr(source, "metadata") and hasattr(source, "io"):
+        return source  # type: ignore[return-value]
+    if not isinstance(source, str):
+        raise ValidationError(f"Cannot read {source!r}: pass a Table, a table location or an identifier")
+    if "/" in source or "\\" in source or source.endswith(".json"):
+        return _open_location(source)
+    return _load_identifier(spark, source)
+
+
+def _open_location(location: str) -> TableLike:
+    """A metadata JSON file, a Hadoop table folder, or any folder floe.io.table_folder can open."""
+    io = FileIO.for_location(location)
+    if location.endswith(".json"):
+        metadata = read_metadata(io, location)
+        return Table((), metadata, location, ReadOnlyTableOperations((), io, metadata, location))
+    if is_table_folder(io, location):
+        ops = HadoopTableOperations((), io, location)
+        metadata, metadata_location = ops.load()
+        return Table((), metadata, metadata_location, ops)
+    try:
+        folder = importlib.import_module("floe.io.table_folder")
+    except ModuleNotFoundError:
+        folder = None
+    opener = getattr(folder, "open_table_folder", None)
+    if opener is not None:
+        return located_folder_table(opener(to_local_path(location)))
+    raise NoSuchTableError(f"No Iceberg table at {location} (no metadata JSON, version hint or metadata folder)")
+
+
+def _load_identifier(spark: SparkSession | None, identifier: str) -> TableLike:
+    try:
+        catalogs = importlib.import_module("floe.catalog")
+    except ModuleNotFoundError as e:  # pragma: no cover - the package always exists
+        raise NoSuchTableError(f"Cannot load table {identifier}: no catalogs") from e
+    loader = getattr(catalogs, "load_table", None)
+    if loader is None:
+        raise UnsupportedError(
+            f"Cannot load table {identifier!r} by name: no catalog registry (floe.catalog.load_table); "
+            "pass a Table or a location"
+        )
+    return loader(identifier, spark=spark) if spark is not None else loader(identifier)  # type: ignore[no-any-return]
+
+
+def located_folder_table(folder: Any) -> LocatedTable:
+    """A scan-able handle for a table opened with floe.io.table_folder (paths mapped onto the folder)."""
+    return LocatedTable(
+        metadata=folder.metadata,
+        io=FileIO(),
+        location_of=lambda recorded: str(folder.local_path(recorded)),
+        table_name=folder.root.name,
+        metadata_location=str(folder.metadata_file),
+    )
+
+
+def scan_for(
+    table: TableLike,
+    *,
+    snapshot_id: int | None = None,
+    as_of_timestamp: int | None = None,
+    branch: str | None = None,
+    tag: str | None = None,
+    start_snapshot_id: int | None = None,
+    end_snapshot_id: int | None = None,
+    filter: BooleanExpression | str | None = None,
+    columns: Sequence[str] | None = None,
+    options: dict[str, str] | None = None,
+) -> TableScan:
+    """The TableScan for the read options (one of snapshot id, timestamp, branch, tag; or an append range).
+
+    Raises:
+        ValidationError: conflicting time-travel options.
+    """
+    if branch is not None and tag is not None:
+        raise ValidationError("Choose either branch or tag, not both")
+    ref = branch if branch is not None else tag
+    if ref is not None:
+        r = table.metadata.refs.get(ref)
+        if r is not None and branch is not None and not r.is_branch:
+            raise ValidationError(f"{ref!r} is a tag, not a branch")
+        if r is not None and tag is not None and r.is_branch:
+            raise ValidationError(f"{ref!r} is a branch, not a tag")
+    incremental = start_snapshot_id is not None or end_snapshot_id is not None
+    if incremental and any(x is not None for x in (snapshot_id, as_of_timestamp, ref)):
+        raise ValidationError("Incremental reads (start/end snapshot) cannot be combined with time travel")
+    scan = TableScan.of(
+        table,
+        row_filter=filter,
+        selected_fields=tuple(columns) if columns else ("*",),
+        snapshot_id=snapshot_id,
+        as_of_timestamp=as_of_timestamp,
+        ref=ref,
+        options=options,
+    )
+    if incremental:
+        scan = scan.appends_between(start_snapshot_id, end_snapshot_id)
+    return scan
+
+
+def _read_schema(scan: TableScan, bound: BooleanExpression, tasks: list[FileScanTask]) -> Schema:
+    """Top-level columns to read: the projection, plus filter and equality-delete columns."""
+    table_schema = scan.table_schema()
+    wanted = {f.field_id for f in scan.projection().fields}
+    extra = set(referenced_field_ids(bound)) if not isinstance(bound, AlwaysTrue) else set()
+    for t in tasks:
+        for e in t.deletes:
+            extra.update(e.data_file.equality_ids or ())
+    projection = {f.field_id: f for f in scan.projection().fields}
+    fields = []
+    for f in table_schema.fields:
+        if f.field_id in wanted:
+            fields.append(projection[f.field_id])
+        elif f.field_id in extra or any(table_schema.accessor_path(i)[0] == f.field_id for i in extra if table_schema.find_field_or_none(i)):
+            fields.append(f)
+    return Schema(*fields, schema_id=table_schema.schema_id)
+
+
+def dataframe_for_scan(spark: SparkSession, scan: TableScan, tasks: list[FileScanTask] | None = None) -> DataFrame:
+    """The rows of a planned scan as a native DataFrame with the scan's projected columns."""
+    planned = list(scan.plan_files()) if tasks is None else tasks
+    table_schema = scan.table_schema()
+    bound = bind(table_schema, scan.row_filter, scan.case_sensitive)
+    read_schema = _read_schema(scan, bound, planned)
+    mapping = name_mapping_of(dict(scan.metadata.properties), table_schema)
+
+    def arrow_fallback(tasks_: list[FileScanTask]) -> Any:
+        import pyarrow as pa
+
+        from floe.io.arrow_schema import schema_to_arrow
+
+        ctx = ReadContext(
+            io=scan.io,
+            table_schema=table_schema,
+            projection=read_schema,
+            name_mapping=mapping,
+            location_of=scan.location_of,
+            case_sensitive=scan.case_sensitive,
+            table_name=scan.table_name,
+        )
+        target = schema_to_arrow(read_schema)
+        parts = [read_task_to_arrow(ctx, t).cast(target) for t in tasks_]
+        return pa.concat_tables(parts) if parts else target.empty_table()
+
+    inputs = ScanInputs(
+        table_name=scan.table_name,
+        io=scan.io,
+        read_schema=read_schema,
+        output_schema=scan.projection(),
+        all_schemas=scan.metadata.schemas,
+        name_mapping=mapping,
+        location_of=scan.location_of,
+        arrow_fallback=arrow_fallback,
+    )
+    df = tasks_to_dataframe(spark, inputs, planned)
+    if not isinstance(bound, AlwaysTrue):
+        df = df.where(to_spark_sql(bound))
+    return df.select(*[F.col("`" + f.name.replace("`", "``") + "`") for f in scan.projection().fields])
+
+
+def read(
+    spark: SparkSession,
+    table: object,
+    *,
+    snapshot_id: int | None = None,
+    as_of_timestamp: int | None = None,
+    branch: str | None = None,
+    tag: str | None = None,
+    start_snapshot_id: int | None = None,
+    end_snapshot_id: int | None = None,
+    filter: BooleanExpression | str | None = None,
+    columns: Sequence[str] | None = None,
+) -> DataFrame:
+    """Read an Iceberg table into a native Spark DataFrame.
+
+    Args:
+        spark: the session (Floe's settings are applied by ``floe.spark.session.attach``).
+        table: a Table, a table location (folder or metadata JSON file) or a catalog identifier.
+        snapshot_id: read this snapshot (time travel).
+        as_of_timestamp: read the snapshot current at this time (ms since the epoch).
+        branch: read the head of this branch.
+        tag: read the snapshot this tag names.
+        start_snapshot_id: incremental read of rows appended after this snapshot (exclusive).
+        end_snapshot_id: end of the incremental range (inclusive; default: current snapshot).
+        filter: a filter expression or string (``"id > 5 and name = 'x'"``) used for pruning and applied.
+        columns: the columns to return (default: all, in schema order).
+
+    Returns:
+        A DataFrame whose columns are the (selected) table columns with Spark types.
+
+    Raises:
+        NoSuchSnapshotError: the snapshot, ref or timestamp names no snapshot.
+        UnsupportedError: the read needs a feature Floe does not support (v3 deletion vectors; an
+            incremental range containing overwrites or deletes).
+        ValidationError: conflicting options or a filter that does not bind to the schema.
+    """
+    from floe.spark.session import attach
+
+    attach(spark)
+    t = load_table(spark, table)
+    scan = scan_for(
+        t,
+        snapshot_id=snapshot_id,
+        as_of_timestamp=as_of_timestamp,
+        branch=branch,
+        tag=tag,
+        start_snapshot_id=start_snapshot_id,
+        end_snapshot_id=end_snapshot_id,
+        filter=filter,
+        columns=columns,
+    )
+    return dataframe_for_scan(spark, scan)

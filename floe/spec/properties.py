@@ -1,0 +1,264 @@
+"""Every table property key Floe reads or writes, with its default, in one place.
+
+Names are the spec's / Iceberg Java's ``TableProperties`` keys so tables stay interchangeable with other
+engines. Sizes are bytes, durations milliseconds. Use :func:`property_int` / :func:`property_bool` to read a
+typed value from a table's string properties map with the right default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from floe.errors import ValidationError
+
+__all__ = [
+    "COMMIT_MAX_RETRY_WAIT_MS",
+    "COMMIT_MAX_RETRY_WAIT_MS_DEFAULT",
+    "COMMIT_MIN_RETRY_WAIT_MS",
+    "COMMIT_MIN_RETRY_WAIT_MS_DEFAULT",
+    # commit
+    "COMMIT_NUM_RETRIES",
+    "COMMIT_NUM_RETRIES_DEFAULT",
+    "COMMIT_NUM_STATUS_CHECKS",
+    "COMMIT_NUM_STATUS_CHECKS_DEFAULT",
+    "COMMIT_TOTAL_RETRY_TIME_MS",
+    "COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT",
+    "COPY_ON_WRITE",
+    "CURRENT_SNAPSHOT_ID",
+    # write
+    "DEFAULT_FILE_FORMAT",
+    "DEFAULT_FILE_FORMAT_DEFAULT",
+    "DEFAULT_FORMAT_VERSION",
+    "DELETE_DEFAULT_FILE_FORMAT",
+    "DELETE_ISOLATION_LEVEL",
+    "DELETE_MODE",
+    "DELETE_TARGET_FILE_SIZE_BYTES",
+    "DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT",
+    "ENCRYPTION_TABLE_KEY",
+    # metadata / format
+    "FORMAT_VERSION",
+    "GC_ENABLED",
+    "GC_ENABLED_DEFAULT",
+    "ISOLATION_LEVEL_DEFAULT",
+    "MANIFEST_MERGE_ENABLED",
+    "MANIFEST_MERGE_ENABLED_DEFAULT",
+    "MANIFEST_MIN_MERGE_COUNT",
+    "MANIFEST_MIN_MERGE_COUNT_DEFAULT",
+    "MANIFEST_TARGET_SIZE_BYTES",
+    "MANIFEST_TARGET_SIZE_BYTES_DEFAULT",
+    "MAX_REF_AGE_MS",
+    "MAX_REF_AGE_MS_DEFAULT",
+    # snapshot expiry / gc
+    "MAX_SNAPSHOT_AGE_MS",
+    "MAX_SNAPSHOT_AGE_MS_DEFAULT",
+    "MERGE_ISOLATION_LEVEL",
+    "MERGE_MODE",
+    "MERGE_ON_READ",
+    "METADATA_COMPRESSION",
+    "METADATA_COMPRESSION_DEFAULT",
+    "METADATA_DELETE_AFTER_COMMIT_ENABLED",
+    "METADATA_DELETE_AFTER_COMMIT_ENABLED_DEFAULT",
+    "METADATA_PREVIOUS_VERSIONS_MAX",
+    "METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT",
+    "METRICS_MAX_INFERRED_COLUMN_DEFAULTS",
+    "METRICS_MAX_INFERRED_COLUMN_DEFAULTS_DEFAULT",
+    "METRICS_MODE_COLUMN_PREFIX",
+    "METRICS_MODE_DEFAULT",
+    "METRICS_MODE_DEFAULT_DEFAULT",
+    "MIN_SNAPSHOTS_TO_KEEP",
+    "MIN_SNAPSHOTS_TO_KEEP_DEFAULT",
+    "OBJECT_STORE_ENABLED",
+    "OBJECT_STORE_ENABLED_DEFAULT",
+    "PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX",
+    "PARQUET_COMPRESSION",
+    "PARQUET_COMPRESSION_DEFAULT",
+    "PARQUET_COMPRESSION_LEVEL",
+    "PARQUET_DICT_SIZE_BYTES",
+    "PARQUET_DICT_SIZE_BYTES_DEFAULT",
+    "PARQUET_PAGE_SIZE_BYTES",
+    "PARQUET_PAGE_SIZE_BYTES_DEFAULT",
+    "PARQUET_ROW_GROUP_SIZE_BYTES",
+    "PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT",
+    "RESERVED_PROPERTIES",
+    "ROW_LEVEL_MODE_DEFAULT",
+    "ROW_LINEAGE",
+    "SCHEMA_NAME_MAPPING_DEFAULT",
+    "SNAPSHOT_ID_INHERITANCE_ENABLED",
+    "SPARK_WRITE_ACCEPT_ANY_SCHEMA",
+    "SPLIT_LOOKBACK",
+    "SPLIT_LOOKBACK_DEFAULT",
+    "SPLIT_OPEN_FILE_COST",
+    "SPLIT_OPEN_FILE_COST_DEFAULT",
+    # read
+    "SPLIT_SIZE",
+    "SPLIT_SIZE_DEFAULT",
+    "SUPPORTED_FORMAT_VERSIONS",
+    "UPDATE_ISOLATION_LEVEL",
+    "UPDATE_MODE",
+    "UUID",
+    "WAP_ID",
+    "WRITE_AUDIT_PUBLISH_ENABLED",
+    "WRITE_DATA_LOCATION",
+    "WRITE_DISTRIBUTION_MODE",
+    "WRITE_DISTRIBUTION_MODE_DEFAULT",
+    "WRITE_FOLDER_STORAGE_LOCATION",
+    "WRITE_METADATA_LOCATION",
+    "WRITE_PARTITION_SUMMARY_LIMIT",
+    "WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT",
+    "WRITE_TARGET_FILE_SIZE_BYTES",
+    "WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT",
+    "property_bool",
+    "property_int",
+    "property_str",
+]
+
+# --- format / metadata ---------------------------------------------------------------------------
+# Reserved: accepted at create time (they steer metadata) but never stored in the properties map.
+FORMAT_VERSION = "format-version"
+DEFAULT_FORMAT_VERSION = 2
+SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
+UUID = "uuid"
+CURRENT_SNAPSHOT_ID = "current-snapshot-id"
+RESERVED_PROPERTIES = frozenset(
+    {
+        FORMAT_VERSION,
+        UUID,
+        "snapshot-count",
+        "current-snapshot-id",
+        "current-snapshot-summary",
+        "current-snapshot-timestamp-ms",
+        "current-schema",
+        "default-partition-spec",
+        "default-sort-order",
+    }
+)
+
+METADATA_COMPRESSION = "write.metadata.compression-codec"
+METADATA_COMPRESSION_DEFAULT = "none"
+METADATA_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT = 100
+METADATA_DELETE_AFTER_COMMIT_ENABLED = "write.metadata.delete-after-commit.enabled"
+METADATA_DELETE_AFTER_COMMIT_ENABLED_DEFAULT = False
+SCHEMA_NAME_MAPPING_DEFAULT = "schema.name-mapping.default"
+
+# --- write ---------------------------------------------------------------------------------------
+DEFAULT_FILE_FORMAT = "write.format.default"
+DEFAULT_FILE_FORMAT_DEFAULT = "parquet"
+DELETE_DEFAULT_FILE_FORMAT = "write.delete.format.default"
+WRITE_TARGET_FILE_SIZE_BYTES = "write.target-file-size-bytes"
+WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT = 512 * 1024 * 1024
+DELETE_TARGET_FILE_SIZE_BYTES = "write.delete.target-file-size-bytes"
+DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT = 64 * 1024 * 1024
+PARQUET_COMPRESSION = "write.parquet.compression-codec"
+PARQUET_COMPRESSION_DEFAULT = "zstd"
+PARQUET_COMPRESSION_LEVEL = "write.parquet.compression-level"
+PARQUET_ROW_GROUP_SIZE_BYTES = "write.parquet.row-group-size-bytes"
+PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT = 128 * 1024 * 1024
+PARQUET_PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"
+PARQUET_PAGE_SIZE_BYTES_DEFAULT = 1024 * 1024
+PARQUET_DICT_SIZE_BYTES = "write.parquet.dict-size-bytes"
+PARQUET_DICT_SIZE_BYTES_DEFAULT = 2 * 1024 * 1024
+PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX = "write.parquet.bloom-filter-enabled.column."
+METRICS_MODE_DEFAULT = "write.metadata.metrics.default"
+METRICS_MODE_DEFAULT_DEFAULT = "truncate(16)"
+METRICS_MODE_COLUMN_PREFIX = "write.metadata.metrics.column."  # + column name
+METRICS_MAX_INFERRED_COLUMN_DEFAULTS = "write.metadata.metrics.max-inferred-column-defaults"
+METRICS_MAX_INFERRED_COLUMN_DEFAULTS_DEFAULT = 100
+WRITE_DISTRIBUTION_MODE = "write.distribution-mode"
+WRITE_DISTRIBUTION_MODE_DEFAULT = "hash"  # Java's default for partitioned tables: none | hash | range
+OBJECT_STORE_ENABLED = "write.object-storage.enabled"
+OBJECT_STORE_ENABLED_DEFAULT = False
+WRITE_PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
+WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT = 0
+WRITE_DATA_LOCATION = "write.data.path"
+WRITE_METADATA_LOCATION = "write.metadata.path"
+WRITE_FOLDER_STORAGE_LOCATION = "write.folder-storage.path"  # deprecated alias of write.data.path
+DELETE_MODE = "write.delete.mode"
+UPDATE_MODE = "write.update.mode"
+MERGE_MODE = "write.merge.mode"
+COPY_ON_WRITE = "copy-on-write"
+MERGE_ON_READ = "merge-on-read"
+ROW_LEVEL_MODE_DEFAULT = COPY_ON_WRITE
+DELETE_ISOLATION_LEVEL = "write.delete.isolation-level"
+UPDATE_ISOLATION_LEVEL = "write.update.isolation-level"
+MERGE_ISOLATION_LEVEL = "write.merge.isolation-level"
+ISOLATION_LEVEL_DEFAULT = "serializable"
+SPARK_WRITE_ACCEPT_ANY_SCHEMA = "write.spark.accept-any-schema"
+WRITE_AUDIT_PUBLISH_ENABLED = "write.wap.enabled"
+WAP_ID = "wap.id"  # snapshot summary key of a staged write-audit-publish snapshot
+
+# --- commit --------------------------------------------------------------------------------------
+COMMIT_NUM_RETRIES = "commit.retry.num-retries"
+COMMIT_NUM_RETRIES_DEFAULT = 4
+COMMIT_MIN_RETRY_WAIT_MS = "commit.retry.min-wait-ms"
+COMMIT_MIN_RETRY_WAIT_MS_DEFAULT = 100
+COMMIT_MAX_RETRY_WAIT_MS = "commit.retry.max-wait-ms"
+COMMIT_MAX_RETRY_WAIT_MS_DEFAULT = 60_000
+COMMIT_TOTAL_RETRY_TIME_MS = "commit.retry.total-timeout-ms"
+COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT = 30 * 60 * 1000
+COMMIT_NUM_STATUS_CHECKS = "commit.status-check.num-retries"
+COMMIT_NUM_STATUS_CHECKS_DEFAULT = 3
+MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"
+MANIFEST_MIN_MERGE_COUNT_DEFAULT = 100
+MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
+MANIFEST_TARGET_SIZE_BYTES_DEFAULT = 8 * 1024 * 1024
+MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
+MANIFEST_MERGE_ENABLED_DEFAULT = True
+SNAPSHOT_ID_INHERITANCE_ENABLED = "compatibility.snapshot-id-inheritance.enabled"
+
+# --- read ----------------------------------------------------------------------------------------
+SPLIT_SIZE = "read.split.target-size"
+SPLIT_SIZE_DEFAULT = 128 * 1024 * 1024
+SPLIT_OPEN_FILE_COST = "read.split.open-file-cost"
+SPLIT_OPEN_FILE_COST_DEFAULT = 4 * 1024 * 1024
+SPLIT_LOOKBACK = "read.split.planning-lookback"
+SPLIT_LOOKBACK_DEFAULT = 10
+
+# --- snapshot expiry and garbage collection --------------------------------------------------------
+MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
+MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 60 * 60 * 1000
+MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
+MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
+MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
+MAX_REF_AGE_MS_DEFAULT = 2**63 - 1  # Java: Long.MAX_VALUE, i.e. refs never expire by default
+GC_ENABLED = "gc.enabled"
+GC_ENABLED_DEFAULT = True
+
+# --- v3 ------------------------------------------------------------------------------------------
+ENCRYPTION_TABLE_KEY = "encryption.key-id"
+ROW_LINEAGE = "row-lineage"  # informational: v3 tables always track row lineage
+
+
+def property_str(properties: Mapping[str, str], key: str, default: str) -> str:
+    """The string value of ``key``, or ``default`` when absent."""
+    return properties.get(key, default)
+
+
+def property_int(properties: Mapping[str, str], key: str, default: int) -> int:
+    """The integer value of ``key``, or ``default`` when absent.
+
+    Raises:
+        ValidationError: the stored value is not an integer (names the key and value).
+    """
+    raw = properties.get(key)
+    if raw is None:
+        return default
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        raise ValidationError(f"Table property {key} must be an integer, got {raw!r}") from None
+
+
+def property_bool(properties: Mapping[str, str], key: str, default: bool) -> bool:
+    """The boolean value of ``key`` (``true``/``false``, case-insensitive), or ``default`` when absent.
+
+    Raises:
+        ValidationError: the stored value is not a boolean (names the key and value).
+    """
+    raw = properties.get(key)
+    if raw is None:
+        return default
+    low = str(raw).strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    raise ValidationError(f"Table property {key} must be true or false, got {raw!r}")

@@ -1,0 +1,196 @@
+"""What every statement handler shares: name resolution, table loading, the lazy Spark session, errors.
+
+Spark starts only when a handler asks for :meth:`HandlerContext.spark` (queries, writes, row-level
+deletes); DDL and metadata statements answer from the catalog and metadata files alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+import zoneinfo
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from floe.errors import FloeError, NoSuchTableError, UnsupportedError, ValidationError
+from floe.sql import commands as c
+from floe.sql.identifiers import Name, ResolvedTable, format_name, resolve_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from floe.sql.engine import SqlSession
+    from floe.table.table import Table
+
+__all__ = ["HandlerContext", "Handler", "spark_errors"]
+
+Handler = Callable[["HandlerContext", c.Statement], Any]
+
+_OVERWRITE_MODE_KEY = "spark.sql.sources.partitionOverwriteMode"
+_TZ_KEY = "spark.sql.session.timeZone"
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+@contextmanager
+def spark_errors(what: str) -> Iterator[None]:
+    """Turn Spark's multi-line analysis/parse/runtime errors into one-line :class:`ValidationError`s.
+
+    ``what`` names the statement (``SELECT``, ``INSERT INTO db.t``) so the line says where it failed.
+    """
+    try:
+        yield
+    except FloeError:
+        raise
+    except Exception as e:
+        module = type(e).__module__
+        if not module.startswith(("pyspark", "py4j")):
+            raise
+        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+        first = lines[0] if lines else type(e).__name__
+        raise ValidationError(f"{what} failed: {first}") from e
+
+
+class HandlerContext:
+    """Per-session state of the statement handlers.
+
+    Args:
+        session: the SQL session (current catalog and namespace, settings, catalogs).
+        spark: a SparkSession to use instead of creating one on first need (tests, notebooks).
+    """
+
+    def __init__(self, session: SqlSession, *, spark: SparkSession | None = None) -> None:
+        self.session = session
+        self._spark = spark
+
+    # -- Spark ---------------------------------------------------------------------------------------
+    @property
+    def spark_started(self) -> bool:
+        """Whether a SparkSession is in use (given or started)."""
+        return self._spark is not None
+
+    def spark(self) -> SparkSession:
+        """The SparkSession, created on first use with the configuration's Spark settings."""
+        if self._spark is None:
+            from floe.spark.session import session as make_spark
+
+            conf = {k: v for k, v in self.session.conf.items() if k.startswith("spark.")}
+            self._spark = make_spark(conf)
+        else:
+            from floe.spark.session import attach
+
+            attach(self._spark)
+        return self._spark
+
+    def view_name(self, hint: str = "t") -> str:
+        """A fresh temporary view name (never clashes with user names)."""
+        safe = "".join(ch if ch.isalnum() else "_" for ch in hint)[:40]
+        return f"__floe_{safe}_{uuid.uuid4().hex[:12]}"
+
+    def temp_view(self, df: DataFrame, hint: str = "t") -> str:
+        """Register ``df`` as a temporary view; returns its name."""
+        name = self.view_name(hint)
+        df.createOrReplaceTempView(name)
+        return name
+
+    def drop_views(self, names: list[str]) -> None:
+        """Drop temporary views registered for one statement."""
+        if self._spark is None:
+            return
+        for n in names:
+            self._spark.catalog.dropTempView(n)
+
+    # -- settings ------------------------------------------------------------------------------------
+    def overwrite_mode(self) -> str:
+        """``static`` or ``dynamic`` (``spark.sql.sources.partitionOverwriteMode``; Spark's default static)."""
+        mode = self.session.conf.get(_OVERWRITE_MODE_KEY, "static").strip().lower()
+        if mode not in ("static", "dynamic"):
+            raise ValidationError(f"{_OVERWRITE_MODE_KEY} must be static or dynamic, got {mode!r}")
+        return mode
+
+    def time_zone(self) -> dt.tzinfo:
+        """The session time zone (``spark.sql.session.timeZone``, default UTC) for timestamp literals."""
+        name = self.session.conf.get(_TZ_KEY, "UTC")
+        if name.upper() in ("UTC", "Z", "GMT"):
+            return dt.timezone.utc
+        try:
+            return zoneinfo.ZoneInfo(name)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+            raise ValidationError(f"Unknown time zone {name!r} in {_TZ_KEY}") from e
+
+    def timestamp_ms(self, value: object) -> int:
+        """Milliseconds since the epoch of a timestamp literal value (naive = session time zone).
+
+        Raises:
+            ValidationError: not a timestamp, date, number of milliseconds or ISO string.
+        """
+        if isinstance(value, bool):
+            raise ValidationError(f"Not a timestamp: {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            from floe.sql.literals import _timestamp
+
+            try:
+                value = _timestamp(value)
+            except ValueError as e:
+                raise ValidationError(f"Not a timestamp: {value!r}") from e
+        if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+            value = dt.datetime(value.year, value.month, value.day)
+        if isinstance(value, dt.datetime):
+            aware = value if value.tzinfo is not None else value.replace(tzinfo=self.time_zone())
+            return (aware - _EPOCH) // dt.timedelta(milliseconds=1)
+        raise ValidationError(f"Not a timestamp: {value!r}")
+
+    # -- tables --------------------------------------------------------------------------------------
+    def catalog(self, name: str | None = None) -> Any:
+        """The loaded catalog ``name`` (default: current)."""
+        return self.session.catalog(name)
+
+    def resolve(self, name: Name, *, allow_metadata: bool = False) -> ResolvedTable:
+        """Resolve a table name against the session (see :func:`floe.sql.identifiers.resolve_table`).
+
+        Raises:
+            ValidationError: the name selects a metadata table or snapshot where a table is needed.
+        """
+        ref = resolve_table(
+            name,
+            current_catalog=self.session.current_catalog,
+            current_namespace=self.session.namespace(),
+            catalogs=self.session.catalog_properties,
+            table_exists=self._table_exists,
+        )
+        if not allow_metadata and (
+            ref.metadata_table or ref.branch or ref.tag or ref.snapshot_id is not None or ref.as_of_timestamp_ms is not None
+        ):
+            raise ValidationError(f"{format_name(name)} names a metadata table or snapshot, not a table")
+        return ref
+
+    def _table_exists(self, catalog: str, namespace: Name, table: str) -> bool:
+        try:
+            cat = self.session.catalog(catalog)
+        except FloeError:
+            return False
+        exists = getattr(cat, "table_exists", None)
+        return bool(exists((*namespace, table))) if exists is not None else False
+
+    def load(self, ref: ResolvedTable | Name) -> Table:
+        """Load the table a (resolved) name refers to.
+
+        Raises:
+            NoSuchTableError: it does not exist (the message names it as written, with its catalog).
+        """
+        if not isinstance(ref, ResolvedTable):
+            ref = self.resolve(ref)
+        if ref.location is not None:
+            from floe.catalog import load_table
+
+            return load_table(ref.location)  # type: ignore[no-any-return]
+        cat = self.session.catalog(ref.catalog)
+        loader = getattr(cat, "load_table", None)
+        if loader is None:
+            raise UnsupportedError(f"Catalog {ref.catalog} cannot load tables")
+        try:
+            return loader(ref.identifier)  # type: ignore[no-any-return]
+        except NoSuchTableError:
+            raise NoSuchTableError(f"Table not found: {ref}") from None

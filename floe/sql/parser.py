@@ -1,0 +1,376 @@
+"""Parse Spark SQL (with Iceberg's extensions) into Floe command objects, one statement at a time.
+
+Standard statements (CREATE TABLE, INSERT, DELETE, UPDATE, MERGE, SELECT) go through sqlglot's Spark
+dialect; the forms sqlglot does not model (SHOW ..., CREATE NAMESPACE, CALL, Iceberg's ALTER TABLE
+extensions, EXPLAIN) are parsed by a small hand-written grammar over sqlglot's tokens.
+
+Errors are one line: ``Syntax error at line 1, col 15 near 'FROMM': ...`` (lines and columns counted
+in the script) or ``Unsupported statement: GRANT ...``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.tokens import TokenType
+
+from floe.errors import FloeError, ParseError, UnsupportedError
+from floe.sql import commands as c
+from floe.sql.lexer import Cursor, split_statements
+
+__all__ = ["parse_script", "parse_sqlglot", "parse_statement", "short_sql", "unsupported"]
+
+
+class _DropCommandFallbackWarnings(logging.Filter):
+    """sqlglot logs a warning when it falls back to a raw Command; Floe reports its own error instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_DropCommandFallbackWarnings())
+
+
+def short_sql(sql: str, limit: int = 80) -> str:
+    """The statement on one line, shortened for messages."""
+    one = " ".join(sql.split())
+    return one if len(one) <= limit else one[: limit - 3] + "..."
+
+
+def unsupported(sql: str) -> UnsupportedError:
+    return UnsupportedError(f"Unsupported statement: {short_sql(sql)}")
+
+
+def parse_sqlglot(sql: str) -> exp.Expression:
+    """Parse one statement with sqlglot's Spark dialect, turning its errors into one-line ParseErrors."""
+    try:
+        node = sqlglot.parse_one(sql, read="spark", error_level=ErrorLevel.RAISE)
+    except SqlglotParseError as e:
+        err = e.errors[0] if e.errors else {}
+        line, col = err.get("line"), err.get("col")
+        highlight = err.get("highlight") or ""
+        desc = err.get("description") or "invalid syntax"
+        if line is not None and col is not None:
+            start_col = max(1, int(col) - len(highlight) + 1)
+            before = (err.get("start_context") or "").split()
+            near = (
+                f"{before[-1]} {highlight}"
+                if before and highlight
+                else highlight or (before[-1] if before else "")
+            )
+            raise ParseError(f"Syntax error at line {line}, col {start_col} near {near!r}: {desc}") from None
+        raise ParseError(f"Syntax error: {desc} in {short_sql(sql)!r}") from None
+    except FloeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - sqlglot raises a few non-ParseError errors (TokenError, ValueError) on bad input
+        raise ParseError(f"Syntax error: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if node is None:
+        raise ParseError("Empty statement")
+    if isinstance(node, exp.Command) or not isinstance(node, exp.Expression):
+        raise unsupported(sql)
+    return node
+
+
+_POSITION = re.compile(r"at line (\d+), col (\d+)")
+
+
+def _shift(error: FloeError, line: int, col: int) -> FloeError:
+    """Re-anchor a statement-relative position to the script."""
+    if line == 1 and col == 1:
+        return error
+
+    def fix(m: re.Match[str]) -> str:
+        ln, cl = int(m.group(1)), int(m.group(2))
+        return f"at line {ln + line - 1}, col {cl + col - 1 if ln == 1 else cl}"
+
+    return type(error)(_POSITION.sub(fix, str(error)))
+
+
+def parse_statement(sql: str, *, line: int = 1, col: int = 1) -> c.Statement:
+    """Parse one statement (a trailing ``;`` is allowed).
+
+    Args:
+        sql: the statement.
+        line: line of the statement's start in its script (for error positions).
+        col: column of the statement's start in its script.
+
+    Raises:
+        ParseError: invalid syntax (one line with position and the offending text).
+        UnsupportedError: a valid statement Floe does not support, naming it.
+    """
+    text = sql.strip().rstrip(";").strip()
+    if not text:
+        raise ParseError("Empty statement")
+    try:
+        return _dispatch(text)
+    except (ParseError, UnsupportedError) as e:
+        raise _shift(e, line, col) from None
+
+
+def parse_script(script: str) -> list[c.Statement]:
+    """Parse every statement of a script (split on ``;`` outside strings and comments)."""
+    return [parse_statement(s.sql, line=s.line, col=s.col) for s in split_statements(script)]
+
+
+def _dispatch(sql: str) -> c.Statement:
+    # local imports keep the per-family parsers in their own modules without an import cycle
+    from floe.sql import parse_ddl, parse_dml
+
+    cur = Cursor(sql)
+    w0, w1 = cur.word(0), cur.word(1)
+    if w0 == "USE":
+        return _use(cur)
+    if w0 == "SET":
+        return _set(cur)
+    if w0 == "SHOW":
+        return _show(cur)
+    if w0 == "CREATE" and _namespace_word(cur):
+        return _create_namespace(cur)
+    if w0 == "DROP" and _namespace_word(cur):
+        return _drop_namespace(cur)
+    if w0 in ("DESC", "DESCRIBE"):
+        return _describe(cur)
+    if w0 == "EXPLAIN":
+        return _explain(cur)
+    if w0 == "CREATE" or (w0 == "REPLACE" and w1 == "TABLE"):
+        return parse_ddl.parse_create(cur)
+    if w0 == "DROP" and w1 == "TABLE":
+        return parse_ddl.parse_drop_table(cur)
+    if w0 == "ALTER" and w1 == "TABLE":
+        return parse_ddl.parse_alter(cur)
+    if w0 == "CALL":
+        return parse_dml.parse_call(cur)
+    if w0 == "INSERT":
+        return parse_dml.parse_insert(sql)
+    if w0 == "DELETE":
+        return parse_dml.parse_delete(sql)
+    if w0 == "UPDATE":
+        return parse_dml.parse_update(sql)
+    if w0 == "MERGE":
+        return parse_dml.parse_merge(sql)
+    if w0 in ("SELECT", "WITH", "VALUES", "FROM", "TABLE") or cur.at_type(TokenType.L_PAREN):
+        return parse_dml.parse_select(sql)
+    if w0 not in _SPARK_STATEMENT_WORDS:
+        cur.fail("expected a statement (SELECT, INSERT, CREATE, ALTER, ...)")
+    raise unsupported(sql)
+
+
+# First words of Spark statements Floe does not run (GRANT, CACHE, ...): unsupported, not a syntax error.
+_SPARK_STATEMENT_WORDS = frozenset(
+    [
+        "ADD",
+        "ALTER",
+        "ANALYZE",
+        "BEGIN",
+        "CACHE",
+        "CALL",
+        "CLEAR",
+        "COMMENT",
+        "COMMIT",
+        "CREATE",
+        "DECLARE",
+        "DELETE",
+        "DESC",
+        "DESCRIBE",
+        "DROP",
+        "EXECUTE",
+        "EXPLAIN",
+        "FROM",
+        "GRANT",
+        "INSERT",
+        "LIST",
+        "LOAD",
+        "LOCK",
+        "MERGE",
+        "MSCK",
+        "REFRESH",
+        "REPAIR",
+        "REPLACE",
+        "RESET",
+        "REVOKE",
+        "ROLLBACK",
+        "SELECT",
+        "SET",
+        "SHOW",
+        "TABLE",
+        "TRUNCATE",
+        "UNCACHE",
+        "UNLOCK",
+        "UNSET",
+        "UPDATE",
+        "USE",
+        "VALUES",
+        "WITH",
+    ]
+)
+
+
+def _namespace_word(cur: Cursor) -> bool:
+    return cur.word(1) in ("NAMESPACE", "DATABASE", "SCHEMA")
+
+
+def _use(cur: Cursor) -> c.UseStmt:
+    cur.expect("USE")
+    target: str | None = None
+    if cur.word() in ("NAMESPACE", "DATABASE", "SCHEMA") and cur.peek(1) is not None:
+        cur.pos += 1
+        target = "namespace"
+    elif cur.word() == "CATALOG" and cur.peek(1) is not None:
+        cur.pos += 1
+        target = "catalog"
+    name = cur.name()
+    cur.end()
+    return c.UseStmt(sql=cur.sql, name=name, target=target)
+
+
+def _set(cur: Cursor) -> c.SetConf:
+    cur.expect("SET")
+    if cur.done:
+        return c.SetConf(sql=cur.sql)
+    # Spark treats everything up to '=' as the key and the rest, trimmed, as the value.
+    raw = cur.rest_text()
+    key, eq, value = raw.partition("=")
+    key = key.strip().strip("`")
+    if not key:
+        cur.fail("expected a configuration key")
+    if not eq:
+        return c.SetConf(sql=cur.sql, key=key)
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return c.SetConf(sql=cur.sql, key=key, value=value)
+
+
+def _like_pattern(cur: Cursor) -> str | None:
+    if cur.accept("LIKE"):
+        return cur.string()
+    if cur.at_type(TokenType.STRING):
+        return cur.string()
+    return None
+
+
+def _show(cur: Cursor) -> c.Statement:
+    cur.expect("SHOW")
+    if cur.accept("CREATE", "TABLE"):
+        name = cur.name()
+        cur.accept("AS", "SERDE")
+        cur.end()
+        return c.ShowCreateTable(sql=cur.sql, name=name)
+    if cur.accept("TBLPROPERTIES"):
+        name = cur.name()
+        key = None
+        if cur.accept_type(TokenType.L_PAREN):
+            key = cur.string() if cur.at_type(TokenType.STRING) else ".".join(cur.name())
+            cur.expect_type(TokenType.R_PAREN, "')'")
+        cur.end()
+        return c.ShowTblProperties(sql=cur.sql, name=name, key=key)
+    if cur.word() in ("NAMESPACES", "DATABASES", "SCHEMAS"):
+        cur.pos += 1
+        parent = cur.name() if cur.accept("IN") or cur.accept("FROM") else None
+        pattern = _like_pattern(cur)
+        cur.end()
+        return c.ShowNamespaces(sql=cur.sql, parent=parent, pattern=pattern)
+    if cur.accept("TABLES"):
+        ns = cur.name() if cur.accept("IN") or cur.accept("FROM") else None
+        pattern = _like_pattern(cur)
+        cur.end()
+        return c.ShowTables(sql=cur.sql, namespace=ns, pattern=pattern)
+    if cur.accept("CATALOGS"):
+        pattern = _like_pattern(cur)
+        cur.end()
+        return c.ShowCatalogs(sql=cur.sql, pattern=pattern)
+    raise unsupported(cur.sql)
+
+
+def _create_namespace(cur: Cursor) -> c.CreateNamespace:
+    cur.expect("CREATE")
+    cur.pos += 1  # NAMESPACE | DATABASE | SCHEMA
+    if_not_exists = cur.accept("IF", "NOT", "EXISTS")
+    ns = cur.name()
+    props: dict[str, str] = {}
+    while not cur.done:
+        if cur.accept("COMMENT"):
+            props["comment"] = cur.string()
+        elif cur.accept("LOCATION"):
+            props["location"] = cur.string()
+        elif cur.accept("WITH", "DBPROPERTIES") or cur.accept("WITH", "PROPERTIES"):
+            props.update(property_list(cur))
+        else:
+            cur.fail("expected COMMENT, LOCATION or WITH PROPERTIES")
+    return c.CreateNamespace(sql=cur.sql, namespace=ns, if_not_exists=if_not_exists, properties=props)
+
+
+def _drop_namespace(cur: Cursor) -> c.DropNamespace:
+    cur.expect("DROP")
+    cur.pos += 1
+    if_exists = cur.accept("IF", "EXISTS")
+    ns = cur.name()
+    cascade = cur.accept("CASCADE")
+    if not cascade:
+        cur.accept("RESTRICT")
+    cur.end()
+    return c.DropNamespace(sql=cur.sql, namespace=ns, if_exists=if_exists, cascade=cascade)
+
+
+def _describe(cur: Cursor) -> c.Statement:
+    cur.pos += 1  # DESC | DESCRIBE
+    if cur.word() in ("NAMESPACE", "DATABASE", "SCHEMA", "FUNCTION", "QUERY", "CATALOG"):
+        raise unsupported(cur.sql)
+    cur.accept("TABLE")
+    mode = None
+    if cur.word() in ("EXTENDED", "FORMATTED") and cur.peek(1) is not None:
+        mode = cur.word().lower()
+        cur.pos += 1
+    name = cur.name()
+    column = ".".join(cur.name()) if not cur.done else None
+    cur.end()
+    return c.DescribeTable(sql=cur.sql, name=name, mode=mode, column=column)
+
+
+def _explain(cur: Cursor) -> c.Explain:
+    cur.expect("EXPLAIN")
+    mode = None
+    if cur.word() in ("EXTENDED", "FORMATTED", "CODEGEN", "COST", "LOGICAL"):
+        mode = cur.word().lower()
+        cur.pos += 1
+    inner_sql = cur.rest_text()
+    if not inner_sql:
+        cur.fail("expected a statement to explain")
+    inner = _dispatch(inner_sql)
+    return c.Explain(sql=cur.sql, statement=inner, mode=mode)
+
+
+def property_list(cur: Cursor) -> dict[str, str]:
+    """``('k'='v', k2 = 'v2', ...)`` as Spark's TBLPROPERTIES/DBPROPERTIES take it (values as text)."""
+    cur.expect_type(TokenType.L_PAREN, "'('")
+    out: dict[str, str] = {}
+    while True:
+        key = cur.string() if cur.at_type(TokenType.STRING) else ".".join(cur.name())
+        cur.accept_type(TokenType.EQ)
+        out[key] = property_value(cur)
+        if not cur.accept_type(TokenType.COMMA):
+            break
+    cur.expect_type(TokenType.R_PAREN, "')' or ','")
+    return out
+
+
+def property_value(cur: Cursor) -> str:
+    tok = cur.peek()
+    if tok is None:
+        cur.fail("expected a property value")
+    assert tok is not None
+    if tok.token_type in (TokenType.STRING, TokenType.NUMBER):
+        cur.pos += 1
+        return tok.text
+    if tok.token_type in (TokenType.TRUE, TokenType.FALSE):
+        cur.pos += 1
+        return tok.text.lower()
+    if tok.token_type == TokenType.DASH and cur.peek(1) is not None:
+        cur.pos += 2
+        return "-" + cur.tokens[cur.pos - 1].text
+    return ".".join(cur.name())

@@ -1,0 +1,75 @@
+"""The contract between a table and the catalog that stores it: read the current metadata, swap in a new one.
+
+Every catalog kind implements :class:`TableOperations` (Java's ``TableOperations``): the SQL catalog swaps a
+row with compare-and-set, the Hadoop catalog exclusively creates ``v<N+1>.metadata.json``. Transactions and
+snapshot producers only ever talk to this interface, so commit logic is written once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from floe.table.identifiers import Identifier, identifier_to_string
+from floe.errors import UnsupportedError
+from floe.io.fileio import FileIO
+from floe.spec.table_metadata import TableMetadata
+
+__all__ = ["TableOperations", "ReadOnlyTableOperations"]
+
+
+class TableOperations(ABC):
+    """Load and commit one table's metadata."""
+
+    def __init__(self, identifier: Identifier, io: FileIO) -> None:
+        self.identifier = identifier
+        self.io = io
+
+    @property
+    def name(self) -> str:
+        """The table's name for messages (``ns.table`` or its location)."""
+        return identifier_to_string(self.identifier)
+
+    @abstractmethod
+    def load(self) -> tuple[TableMetadata, str]:
+        """The current metadata and the location of its file.
+
+        Raises:
+            NoSuchTableError: the table does not exist.
+        """
+
+    @abstractmethod
+    def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
+        """Atomically replace ``base`` (None: create the table) by ``new``; returns the new metadata location.
+
+        Raises:
+            CommitFailedError: the table changed since ``base`` was read; nothing was changed and the
+                metadata file this call wrote was removed. Retry after refreshing.
+            TableAlreadyExistsError: creating (``base`` is None) a table that exists.
+            CommitStateUnknownError: the outcome is unknown; the caller must not delete anything the new
+                metadata references.
+        """
+
+    def reload_location(self) -> str | None:
+        """The current metadata location, or None when it cannot be read (used to resolve unknown outcomes)."""
+        try:
+            return self.load()[1]
+        except Exception:  # noqa: BLE001 - any failure means "still unknown"; the caller reports it
+            return None
+
+
+class ReadOnlyTableOperations(TableOperations):
+    """A table opened from one metadata file: readable, never committed to."""
+
+    def __init__(self, identifier: Identifier, io: FileIO, metadata: TableMetadata, location: str) -> None:
+        super().__init__(identifier, io)
+        self._metadata = metadata
+        self._location = location
+
+    def load(self) -> tuple[TableMetadata, str]:
+        return self._metadata, self._location
+
+    def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
+        raise UnsupportedError(
+            f"Table {self.name} was opened from the metadata file {self._location} without a catalog and is "
+            "read-only; load it through a catalog (or a version-hinted Hadoop folder) to commit"
+        )

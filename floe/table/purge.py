@@ -1,0 +1,46 @@
+"""Delete every file a table's metadata references (``drop_table(purge=True)``; Java ``dropTableData``)."""
+
+from __future__ import annotations
+
+from floe.io.fileio import FileIO
+from floe.scan.planner import read_manifest_files
+from floe.serde.manifest_avro import read_manifest
+from floe.spec.table_metadata import TableMetadata
+
+__all__ = ["purge_table_files"]
+
+
+def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: str | None) -> int:
+    """Delete data and delete files, manifests, manifest lists, statistics and metadata files.
+
+    Missing files are skipped (a purge may be re-run after a partial failure).
+
+    Returns:
+        How many locations were deleted or already absent.
+    """
+    manifests: dict[str, object] = {}
+    lists: set[str] = set()
+    for s in metadata.snapshots:
+        if s.manifest_list:
+            lists.add(s.manifest_list)
+        try:
+            for m in read_manifest_files(io, s):
+                manifests.setdefault(m.manifest_path, m)
+        except FileNotFoundError:
+            continue  # already gone: nothing of it to find
+    content: set[str] = set()
+    for path, m in manifests.items():
+        try:
+            with io.new_input(path).open() as fo:
+                entries = read_manifest(fo.read(), manifest_file=m)  # type: ignore[arg-type]
+        except FileNotFoundError:
+            continue
+        content.update(e.data_file.file_path for e in entries)
+    doomed = list(content) + list(manifests) + sorted(lists)
+    doomed += [f.statistics_path for f in metadata.statistics]
+    doomed += [f.statistics_path for f in metadata.partition_statistics]
+    doomed += [e.metadata_file for e in metadata.metadata_log]
+    if metadata_location:
+        doomed.append(metadata_location)
+    io.delete_many(doomed)
+    return len(doomed)

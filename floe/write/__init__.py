@@ -1,0 +1,100 @@
+"""Writing data to tables: the task writer (Arrow -> Parquet data files) and the ``Table`` write seam.
+
+``floe.table.Table.append`` / ``overwrite`` hand data that is not DataFile descriptors to :func:`append` /
+:func:`overwrite` here: pyarrow Tables are written in this process (floe.write.arrow_write); Spark
+DataFrames go to floe.spark.write (imported only then, so Arrow-only use never loads pyspark).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from floe.expressions.base import BooleanExpression
+from floe.write.arrow_write import write_arrow, write_arrow_files
+from floe.write.commit import WriteMode, commit_files
+from floe.write.locations import LocationProvider, data_file_name
+from floe.write.schema_check import SchemaChanges, check_write_schema
+from floe.write.task_writer import TaskWriter
+
+if TYPE_CHECKING:
+    from floe.table.table import Table
+
+__all__ = [
+    "LocationProvider",
+    "SchemaChanges",
+    "TaskWriter",
+    "WriteMode",
+    "append",
+    "check_write_schema",
+    "commit_files",
+    "data_file_name",
+    "dynamic_partition_overwrite",
+    "overwrite",
+    "write",
+    "write_arrow",
+    "write_arrow_files",
+]
+
+
+def _is_spark_dataframe(data: object) -> bool:
+    return type(data).__module__.startswith("pyspark.") and hasattr(data, "sparkSession")
+
+
+def write(
+    table: Table,
+    data: Any,
+    *,
+    mode: WriteMode = "append",
+    overwrite_filter: BooleanExpression | str | None = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+    options: Mapping[str, str] | None = None,
+) -> Table:
+    """Write a pyarrow Table/RecordBatch or a Spark DataFrame to ``table`` as one snapshot.
+
+    Raises:
+        ValidationError: the data does not fit the table schema, or is of an unsupported kind.
+    """
+    opts = dict(options or {})
+    if _is_spark_dataframe(data):
+        spark_write = importlib.import_module("floe.spark.write")  # pyspark only when a DataFrame is written
+        return spark_write.write_dataframe(  # type: ignore[no-any-return]
+            table, data, mode=mode, overwrite_filter=overwrite_filter,
+            snapshot_properties=snapshot_properties, branch=branch, options=opts,
+        )
+    merge = opts.get("mergeSchema", opts.get("merge-schema"))
+    return write_arrow(
+        table, data, mode=mode, overwrite_filter=overwrite_filter, snapshot_properties=snapshot_properties,
+        branch=branch, merge_schema=None if merge is None else str(merge).lower() == "true",
+    )
+
+
+def append(
+    table: Table, data: Any, *, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
+) -> Table:
+    """Append rows (the ``Table.append`` seam)."""
+    return write(table, data, mode="append", snapshot_properties=snapshot_properties, branch=branch)
+
+
+def overwrite(
+    table: Table,
+    data: Any,
+    *,
+    overwrite_filter: BooleanExpression | str | None = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+) -> Table:
+    """Replace rows matching ``overwrite_filter`` (all rows when None) by ``data`` (the ``Table.overwrite`` seam)."""
+    return write(
+        table, data, mode="overwrite", overwrite_filter=overwrite_filter,
+        snapshot_properties=snapshot_properties, branch=branch,
+    )
+
+
+def dynamic_partition_overwrite(
+    table: Table, data: Any, *, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
+) -> Table:
+    """Replace every partition ``data`` has rows in by those rows."""
+    return write(table, data, mode="dynamic", snapshot_properties=snapshot_properties, branch=branch)

@@ -1,0 +1,93 @@
+"""Committing written data files as ONE snapshot (append, filter overwrite, dynamic partition overwrite).
+
+Shared by the Arrow writer, the Spark writer and the Spark data source. If the commit fails for a known
+reason every written data file is deleted; after :class:`CommitStateUnknownError` nothing is deleted,
+because the commit may have succeeded and then references them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
+
+from floe.errors import CommitStateUnknownError, ValidationError
+from floe.expressions.base import BooleanExpression
+from floe.spec.manifest import DataFile
+from floe.spec.schema import Schema
+from floe.write.schema_check import SchemaChanges
+
+if TYPE_CHECKING:
+    from floe.table.table import Table
+
+__all__ = ["WriteMode", "commit_files", "apply_schema_changes"]
+
+WriteMode = Literal["append", "overwrite", "dynamic"]
+
+
+def apply_schema_changes(table: Table, changes: SchemaChanges) -> Schema:
+    """Add columns / widen types on the table (merge-schema writes); returns the new current schema."""
+    if changes.empty:
+        return table.schema()
+    update = table.update_schema()
+    for name, t in changes.add:
+        update.add_column(tuple(name.split(".")), t)
+    for name, t in changes.widen:
+        update.update_column(name, field_type=t)
+    update.commit()
+    return table.schema()
+
+
+def commit_files(
+    table: Table,
+    files: Sequence[DataFile],
+    *,
+    mode: WriteMode = "append",
+    overwrite_filter: BooleanExpression | str | None = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+) -> Table:
+    """Commit ``files`` as one snapshot; delete them if the commit fails (unless its outcome is unknown).
+
+    Args:
+        table: the table (refreshed in place by the commit).
+        files: the data files written.
+        mode: ``append``; ``overwrite`` (delete rows matching ``overwrite_filter``, all rows when None);
+            ``dynamic`` (replace every partition the files touch).
+        overwrite_filter: for ``overwrite``.
+        snapshot_properties: extra snapshot summary properties.
+        branch: target branch (default main).
+
+    Raises:
+        ValidationError: an unknown mode, or a filter with ``dynamic``.
+        CommitFailedError / CommitConflictError: the commit lost (files deleted).
+        CommitStateUnknownError: the outcome is unknown (files kept).
+    """
+    try:
+        if mode == "append":
+            op = table.new_append(branch=branch)
+            for f in files:
+                op.append_file(f)
+        elif mode == "overwrite":
+            op = table.new_overwrite(branch=branch).overwrite_by_filter(
+                overwrite_filter if overwrite_filter is not None else "true"
+            )
+            for f in files:
+                op.add_file(f)
+        elif mode == "dynamic":
+            if overwrite_filter is not None:
+                raise ValidationError("A dynamic partition overwrite takes no filter")
+            op = table.new_replace_partitions(branch=branch)
+            for f in files:
+                op.add_file(f)
+        else:
+            raise ValidationError(f"Unknown write mode {mode!r}: expected append, overwrite or dynamic")
+        for k, v in (snapshot_properties or {}).items():
+            op.set(k, v)
+        op.commit()
+    except CommitStateUnknownError:
+        raise
+    except BaseException:
+        if files:
+            table.io.delete_many([f.file_path for f in files])
+        raise
+    return table

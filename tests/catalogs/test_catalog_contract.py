@@ -1,0 +1,206 @@
+"""The catalog contract, identical for Hadoop, SQLite, PostgreSQL and MariaDB catalogs."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import floe
+from floe.errors import (
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    UnsupportedError,
+)
+from floe.spec.partitioning import PartitionSpecBuilder
+from floe.spec.schema import Schema
+
+from _helpers import missing_references, open_catalog, row_count, write_data_file
+
+
+def test_namespace_lifecycle_create_list_drop_roundtrips(props: dict[str, str]) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    cat.create_namespace(("db", "inner"))
+    assert ("db",) in cat.list_namespaces()
+    assert cat.list_namespaces("db") == [("db", "inner")]
+    assert cat.namespace_exists("db") and not cat.namespace_exists("nope")
+    with pytest.raises(NamespaceAlreadyExistsError):
+        cat.create_namespace("db")
+    cat.create_namespace_if_not_exists("db")
+    cat.drop_namespace("db.inner")
+    assert cat.list_namespaces("db") == []
+    with pytest.raises(NoSuchNamespaceError):
+        cat.drop_namespace("nope")
+    with pytest.raises(NoSuchNamespaceError):
+        cat.list_tables("nope")
+
+
+def test_namespace_properties_sql_catalog_stores_and_updates(props: dict[str, str]) -> None:
+    cat = open_catalog(props)
+    if props["type"] == "hadoop":
+        cat.create_namespace("db")
+        assert "location" in cat.load_namespace_properties("db")
+        with pytest.raises(UnsupportedError):
+            cat.update_namespace_properties("db", updates={"a": "b"})
+        return
+    cat.create_namespace("db", {"owner": "me", "k": "v"})
+    assert cat.load_namespace_properties("db") == {"owner": "me", "k": "v"}
+    summary = cat.update_namespace_properties("db", removals=["k", "missing"], updates={"owner": "you", "n": "1"})
+    assert summary.removed == ["k"] and summary.missing == ["missing"]
+    assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1"}
+
+
+def test_table_lifecycle_create_load_list_drop(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema, properties={"owner": "x"})
+    assert table.metadata.format_version == 2
+    assert table.properties["owner"] == "x"
+    assert cat.table_exists("db.t") and not cat.table_exists("db.other")
+    assert cat.list_tables("db") == [("db", "t")]
+    with pytest.raises(TableAlreadyExistsError):
+        cat.create_table("db.t", schema)
+    assert cat.create_table_if_not_exists("db.t", schema).metadata_location == table.metadata_location
+    with pytest.raises(NamespaceNotEmptyError):
+        cat.drop_namespace("db")
+    with pytest.raises(NoSuchNamespaceError):
+        cat.create_table("nope.t", schema)
+    loaded = cat.load_table(("db", "t"))
+    assert loaded.schema().column_names == ["id", "data", "p"]
+    cat.drop_table("db.t")
+    assert not cat.table_exists("db.t")
+    with pytest.raises(NoSuchTableError):
+        cat.load_table("db.t")
+    with pytest.raises(NoSuchTableError):
+        cat.drop_table("db.t")
+
+
+def test_create_table_pyarrow_schema_assigns_field_ids(props: dict[str, str]) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    arrow = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("b", pa.list_(pa.string()))])
+    table = cat.create_table("db.arrow", arrow)
+    s = table.schema()
+    assert [f.name for f in s.fields] == ["a", "b"]
+    assert s.find_field("a").required and s.highest_field_id == 3
+
+
+def test_append_and_load_reads_rows_and_history(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    for i in range(3):
+        table.append([write_data_file(table, [{"id": i, "data": "x", "p": 1}, {"id": i + 10, "data": None, "p": 2}])])
+    loaded = cat.load_table("db.t")
+    assert len(loaded.snapshots()) == 3 and len(loaded.history()) == 3
+    assert loaded.current_snapshot() is not None
+    assert loaded.current_snapshot().summary["total-records"] == "6"
+    assert row_count(loaded) == 6
+    assert missing_references(loaded) == []
+
+
+def test_drop_table_purge_deletes_files(props: dict[str, str], schema: Schema, tmp_path) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    f = write_data_file(table, [{"id": 1, "data": "a", "p": 1}])
+    table.append([f])
+    manifest_list = table.current_snapshot().manifest_list
+    cat.drop_table("db.t", purge=True)
+    assert not table.io.exists(f.file_path)
+    assert not table.io.exists(manifest_list)
+    assert not table.io.exists(table.metadata_location)
+
+
+def test_rename_table_moves_entry_or_is_unsupported(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    cat.create_namespace("db2")
+    cat.create_table("db.t", schema)
+    if props["type"] == "hadoop":
+        with pytest.raises(UnsupportedError):
+            cat.rename_table("db.t", "db2.t")
+        return
+    renamed = cat.rename_table("db.t", "db2.u")
+    assert renamed.identifier == ("db2", "u")
+    assert cat.list_tables("db") == [] and cat.list_tables("db2") == [("db2", "u")]
+    with pytest.raises(NoSuchTableError):
+        cat.rename_table("db.t", "db2.v")
+
+
+def test_register_table_existing_metadata_loads_same_state(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}])])
+    location = table.metadata_location
+    if props["type"] == "hadoop":
+        with pytest.raises(UnsupportedError):
+            cat.register_table("db.other", location)
+        return
+    cat.drop_table("db.t")
+    registered = cat.register_table("db.r", location)
+    assert registered.metadata_location == location
+    assert row_count(cat.load_table("db.r")) == 1
+    with pytest.raises(TableAlreadyExistsError):
+        cat.register_table("db.r", location)
+
+
+def test_create_or_replace_table_keeps_history_and_reuses_ids(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}])])
+    old_snapshot = table.current_snapshot().snapshot_id
+    from floe.spec.types import LongType, NestedField, StringType
+
+    new_schema = Schema(NestedField(10, "data", StringType()), NestedField(11, "extra", LongType()))
+    replaced = cat.create_or_replace_table("db.t", new_schema)
+    assert replaced.current_snapshot() is None
+    assert replaced.metadata.snapshot_by_id(old_snapshot) is not None
+    assert replaced.schema().find_field("data").field_id == 2  # reused by name
+    assert replaced.schema().find_field("extra").field_id == 4  # after last-column-id
+    assert replaced.metadata.table_uuid == table.metadata.table_uuid
+    created = cat.create_or_replace_table("db.fresh", schema)
+    assert created.schema().column_names == ["id", "data", "p"]
+
+
+def test_create_table_transaction_stages_data_until_commit(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    spec = PartitionSpecBuilder(schema).identity("p").build()
+    txn = cat.create_table_transaction("db.t", schema, partition_spec=spec)
+    assert not cat.table_exists("db.t")
+    staged = txn.table
+    f = write_data_file(staged, [{"id": 1, "data": "a", "p": 7}], partition=(7,))
+    txn.new_append().append_file(f).commit()
+    table = txn.commit_transaction()
+    assert cat.table_exists("db.t")
+    assert table.spec().fields[0].name == "p"
+    assert row_count(cat.load_table("db.t")) == 1
+
+
+def test_load_table_by_location_opens_hadoop_and_catalog_tables(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}])])
+    by_path = floe.load_table(table.location())
+    assert by_path.metadata_location == table.metadata_location
+    assert row_count(by_path) == 1
+    by_file = floe.load_table(table.metadata_location)
+    assert by_file.current_snapshot().snapshot_id == table.current_snapshot().snapshot_id
+    if props["type"] == "hadoop":
+        by_path.append([write_data_file(by_path, [{"id": 2, "data": "b", "p": 1}])])
+        assert row_count(cat.load_table("db.t")) == 2
+    else:
+        with pytest.raises(UnsupportedError):
+            by_path.append([write_data_file(by_path, [{"id": 2, "data": "b", "p": 1}])])
+
+
+def test_load_table_by_location_missing_raises_no_such_table(tmp_path) -> None:
+    with pytest.raises(NoSuchTableError):
+        floe.load_table(str(tmp_path / "nothing"))

@@ -1,0 +1,187 @@
+"""Shared fixtures for the whole suite (unit, spark, interop, catalogs).
+
+Services (PostgreSQL, MariaDB) are skipped when unreachable, unless FLOE_REQUIRE_SERVICES=1 (CI), where
+an unreachable service fails the test. Everything is safe under ``pytest -n 2 --dist loadfile``: paths
+come from tmp_path, S3 buckets and database table prefixes are unique per test.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+REQUIRE_SERVICES = os.environ.get("FLOE_REQUIRE_SERVICES") == "1"
+POSTGRES_URL = os.environ.get("FLOE_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/test")
+MYSQL_URL = os.environ.get("FLOE_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
+
+
+def _unavailable(reason: str) -> None:
+    """Skip, or fail when services are required (CI)."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{reason} (FLOE_REQUIRE_SERVICES=1)")
+    pytest.skip(reason)
+
+
+def _shared_dir() -> Path:
+    """``shared/`` beside the repository (CI clones have it there), else /work/shared."""
+    beside = Path(__file__).resolve().parents[1].parent / "shared"
+    return beside if beside.is_dir() else Path("/work/shared")
+
+
+# -- markers -------------------------------------------------------------------------------------
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
+# -- Spark ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local[2] SparkSession (UTC) for the whole run; started only if a test asks for it (5-9 s)."""
+    from floe.spark.session import session
+
+    spark_session = session(
+        {"spark.master": "local[2]", "spark.sql.session.timeZone": "UTC"}, app_name="floe-tests"
+    )
+    yield spark_session
+    spark_session.stop()
+
+
+# -- paths ---------------------------------------------------------------------------------------
+@pytest.fixture
+def tmp_warehouse(tmp_path: Path) -> Path:
+    """An empty warehouse directory for one test."""
+    path = tmp_path / "warehouse"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture(scope="session")
+def java_tables() -> Path:
+    """The Java-written fixture tables (README.md and MANIFEST.json describe them)."""
+    path = _shared_dir() / "fixtures" / "java-tables"
+    if not path.is_dir():
+        _unavailable(f"fixture directory {path} not found")
+    return path
+
+
+@pytest.fixture(scope="session")
+def metadata_fixtures() -> Path:
+    """Metadata JSON fixtures (FIXTURES.txt lists which are valid and which are INVALID)."""
+    path = _shared_dir() / "fixtures" / "metadata"
+    if not path.is_dir():
+        _unavailable(f"fixture directory {path} not found")
+    return path
+
+
+# -- databases -----------------------------------------------------------------------------------
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """SQLAlchemy URL of the test PostgreSQL database (user ``postgres``, trust auth)."""
+    import sqlalchemy
+
+    try:
+        engine = sqlalchemy.create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT 1"))
+        engine.dispose()
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError, OSError) as e:  # no server or no driver here
+        _unavailable(f"PostgreSQL unreachable at {POSTGRES_URL}: {e}")
+    return POSTGRES_URL
+
+
+@pytest.fixture(scope="session")
+def mysql_url() -> str:
+    """SQLAlchemy URL of the test MariaDB/MySQL database (user ``root``, no password)."""
+    import sqlalchemy
+
+    try:
+        engine = sqlalchemy.create_engine(MYSQL_URL, connect_args={"connect_timeout": 3})
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT 1"))
+        engine.dispose()
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError, OSError) as e:  # no server or no driver here
+        _unavailable(f"MySQL unreachable at {MYSQL_URL}: {e}")
+    return MYSQL_URL
+
+
+@pytest.fixture
+def db_prefix() -> str:
+    """A unique prefix for table / catalog names in shared databases (parallel-safe)."""
+    return f"t{uuid.uuid4().hex[:10]}_"
+
+
+# -- S3 (moto) -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class S3Endpoint:
+    """A running moto S3 server: its URL, a bucket and the FileIO properties that reach it."""
+
+    url: str
+    bucket: str
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def location(self, *parts: str) -> str:
+        return "/".join([f"s3://{self.bucket}", *parts])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[S3Endpoint]:
+    """moto's S3 server on 127.0.0.1 (one per pytest worker) with a fresh bucket."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    url = f"http://127.0.0.1:{port}"
+    props = {
+        "s3.endpoint": url,
+        "s3.access-key-id": "testing",
+        "s3.secret-access-key": "testing",
+        "s3.region": "us-east-1",
+        "s3.path-style-access": "true",
+    }
+    bucket = f"floe-{uuid.uuid4().hex[:12]}"
+    client = boto3.client(
+        "s3",
+        endpoint_url=url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=bucket)
+    try:
+        yield S3Endpoint(url, bucket, props)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_warehouse(s3_endpoint: S3Endpoint) -> str:
+    """A unique ``s3://bucket/<id>`` prefix for one test."""
+    return s3_endpoint.location(f"wh-{uuid.uuid4().hex[:10]}")
