@@ -8,8 +8,8 @@ from floe.catalog.sql import SqlCatalog
 
 __all__ = [
     "Catalog",
-    "PropertiesUpdateSummary",
     "HadoopCatalog",
+    "PropertiesUpdateSummary",
     "SqlCatalog",
     "load_catalog",
     "load_table",

@@ -1,5 +1,9 @@
 """The catalog contract: namespaces and tables, with the table lifecycle written once for every catalog kind.
 
+The table layer (``floe.table.table`` and what it builds on: producers, expressions, scan planning) is
+imported by the methods that hand out tables, not at module import: listing namespaces and tables (the
+``floe tables`` command) then never pays for it.
+
 A concrete catalog supplies storage primitives (namespace rows or folders, a :class:`TableOperations` per
 table, entry removal and renaming); creating, replacing, loading, dropping and committing tables is shared
 here so that every catalog behaves the same way.
@@ -12,15 +16,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from floe.table.identifiers import (
-    Identifier,
-    IdentifierLike,
-    Namespace,
-    identifier_to_string,
-    namespace_to_string,
-    to_identifier,
-    to_namespace,
-)
 from floe.errors import (
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
@@ -32,16 +27,23 @@ from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.sort_order import SortOrder
 from floe.spec.updates import TableRequirement, TableUpdate
-from floe.table.create import create_table_metadata, replacement_updates
+from floe.table.identifiers import (
+    Identifier,
+    IdentifierLike,
+    Namespace,
+    identifier_to_string,
+    namespace_to_string,
+    to_identifier,
+)
 from floe.table.operations import TableOperations
-from floe.table.purge import purge_table_files
-from floe.table.table import Table
-from floe.table.transaction import Transaction, apply_commit
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Catalog", "PropertiesUpdateSummary", "WAREHOUSE", "URI", "TYPE"]
+    from floe.table.table import Table
+    from floe.table.transaction import Transaction
+
+__all__ = ["TYPE", "URI", "WAREHOUSE", "Catalog", "PropertiesUpdateSummary"]
 
 WAREHOUSE = "warehouse"
 URI = "uri"
@@ -70,7 +72,9 @@ class Catalog(ABC):
 
     # -- storage primitives every catalog supplies ---------------------------------------------------
     @abstractmethod
-    def create_namespace(self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None) -> None:
+    def create_namespace(
+        self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None
+    ) -> None:
         """Create a namespace.
 
         Raises:
@@ -196,6 +200,8 @@ class Catalog(ABC):
         Raises:
             NoSuchTableError: it does not exist (the message names it).
         """
+        from floe.table.table import Table
+
         ident = to_identifier(identifier)
         ops = self.table_operations(ident)
         metadata, location = ops.load()
@@ -225,6 +231,10 @@ class Catalog(ABC):
             TableAlreadyExistsError: the table exists (checked now and again at commit).
             NoSuchNamespaceError: the namespace does not exist.
         """
+        from floe.table.create import create_table_metadata
+        from floe.table.table import Table
+        from floe.table.transaction import Transaction
+
         ident = to_identifier(identifier)
         self._check_namespace(ident[:-1])
         if self.table_exists(ident):
@@ -311,19 +321,30 @@ class Catalog(ABC):
         sets the new schema, spec, sort order and properties as current, and leaves ``main`` without a
         current snapshot until data is added in the same transaction (Java's ``replaceTransaction``).
         """
+        from floe.table.create import replacement_updates
+        from floe.table.transaction import Transaction
+
         ident = to_identifier(identifier)
         try:
             table = self.load_table(ident)
         except NoSuchTableError:
             return self.create_table_transaction(
-                ident, schema, location=location, partition_spec=partition_spec,
-                sort_order=sort_order, properties=properties,
+                ident,
+                schema,
+                location=location,
+                partition_spec=partition_spec,
+                sort_order=sort_order,
+                properties=properties,
             )
         txn = Transaction(table)
         txn._stage_updates(
             replacement_updates(
-                table.metadata, schema, location=location, partition_spec=partition_spec,
-                sort_order=sort_order, properties=properties,
+                table.metadata,
+                schema,
+                location=location,
+                partition_spec=partition_spec,
+                sort_order=sort_order,
+                properties=properties,
             ),
             description="replace table",
         )
@@ -341,8 +362,12 @@ class Catalog(ABC):
     ) -> Table:
         """Create a table, or replace an existing one (see :meth:`create_or_replace_table_transaction`)."""
         return self.create_or_replace_table_transaction(
-            identifier, schema, location=location, partition_spec=partition_spec,
-            sort_order=sort_order, properties=properties,
+            identifier,
+            schema,
+            location=location,
+            partition_spec=partition_spec,
+            sort_order=sort_order,
+            properties=properties,
         ).commit_transaction()
 
     def drop_table(self, identifier: IdentifierLike, *, purge: bool = False) -> None:
@@ -355,6 +380,8 @@ class Catalog(ABC):
         if not purge:
             self._remove_table_entry(ident)
             return
+        from floe.table.purge import purge_table_files
+
         table = self.load_table(ident)
         self._remove_table_entry(ident)
         purge_table_files(table.io, table.metadata, table.metadata_location)
@@ -376,11 +403,18 @@ class Catalog(ABC):
         Raises:
             CommitFailedError: a requirement does not hold or the table changed meanwhile.
         """
+        from floe.table.table import Table
+        from floe.table.transaction import apply_commit
+
         ident = to_identifier(identifier)
         ops = self.table_operations(ident)
         base, base_location = ops.load()
         new = apply_commit(
-            base, list(requirements), list(updates), name=identifier_to_string(ident), base_location=base_location
+            base,
+            list(requirements),
+            list(updates),
+            name=identifier_to_string(ident),
+            base_location=base_location,
         )
         location = ops.commit(base, base_location, new)
         return Table(ident, new, location, ops, catalog=self)

@@ -21,6 +21,7 @@ import fcntl
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import pyarrow.fs as pafs
 
@@ -57,9 +58,11 @@ from floe.table.identifiers import (
     to_namespace,
 )
 from floe.table.operations import TableOperations
-from floe.table.table import Table
 
-__all__ = ["HadoopCatalog", "HadoopTableOperations", "VERSION_HINT", "is_table_folder"]
+if TYPE_CHECKING:
+    from floe.table.table import Table
+
+__all__ = ["VERSION_HINT", "HadoopCatalog", "HadoopTableOperations", "is_table_folder"]
 
 VERSION_HINT = "version-hint.text"
 LOCK_FILE = ".floe-commit.lock"
@@ -126,7 +129,9 @@ class HadoopTableOperations(TableOperations):
     def load(self) -> tuple[TableMetadata, str]:
         found = self.current_version()
         if found is None:
-            raise NoSuchTableError(f"Table does not exist: {self.name} (no metadata in {self.metadata_location})")
+            raise NoSuchTableError(
+                f"Table does not exist: {self.name} (no metadata in {self.metadata_location})"
+            )
         # A version may be removed by delete-after-commit between probing and reading: look again once.
         try:
             return read_metadata(self.io, found[1]), found[1]
@@ -144,7 +149,9 @@ class HadoopTableOperations(TableOperations):
             )
         base_version = 0 if base_location is None else parse_version(base_location)
         if base_location is not None and base_version < 0:
-            raise CommitFailedError(f"Base metadata {base_location} of {self.name} is not a v<N>.metadata.json file")
+            raise CommitFailedError(
+                f"Base metadata {base_location} of {self.name} is not a v<N>.metadata.json file"
+            )
         next_location = self._version_file(base_version + 1, metadata_suffix(new))
         with self._lock():
             found = self.current_version()
@@ -231,7 +238,11 @@ class HadoopCatalog(Catalog):
     def _subfolders(self, location: str) -> list[str]:
         fs, path = self._io.resolve(location)
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
-        return sorted(i.base_name for i in infos if i.type == pafs.FileType.Directory and not i.base_name.startswith("."))
+        return sorted(
+            i.base_name
+            for i in infos
+            if i.type == pafs.FileType.Directory and not i.base_name.startswith(".")
+        )
 
     def _is_dir(self, location: str) -> bool:
         fs, path = self._io.resolve(location)
@@ -243,7 +254,9 @@ class HadoopCatalog(Catalog):
         loc = self._ns_location(ns)
         return bool(ns) and self._is_dir(loc) and not is_table_folder(self._io, loc)
 
-    def create_namespace(self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None) -> None:
+    def create_namespace(
+        self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None
+    ) -> None:
         ns = to_namespace(namespace)
         if not ns:
             raise ValidationError("Cannot create the root namespace")
@@ -301,7 +314,9 @@ class HadoopCatalog(Catalog):
     def table_location(self, identifier: Identifier, location: str | None) -> str:
         expected = self.default_table_location(identifier)
         if location and location.rstrip("/") != expected:
-            raise ValidationError(f"Cannot set a custom location for a Hadoop table ({location}); it lives at {expected}")
+            raise ValidationError(
+                f"Cannot set a custom location for a Hadoop table ({location}); it lives at {expected}"
+            )
         return expected
 
     def rename_table(self, from_identifier: IdentifierLike, to_identifier_: IdentifierLike) -> Table:
@@ -317,14 +332,26 @@ class HadoopCatalog(Catalog):
         fs.delete_dir(path)
 
     def drop_table(self, identifier: IdentifierLike, *, purge: bool = False) -> None:
-        super().drop_table(identifier, purge=purge)
-        if purge:
-            # Java's HadoopCatalog removes the whole table folder on drop.
-            fs, path = self._io.resolve(self.default_table_location(to_identifier(identifier)))
-            with contextlib.suppress(FileNotFoundError):
-                fs.delete_dir(path)
+        """Drop a table: its metadata folder, or with ``purge`` every file it references and its folder.
+
+        The metadata is the table here, so a purge reads it before anything is removed (a metastore
+        catalog forgets the entry first instead).
+        """
+        from floe.table.purge import purge_table_files
+
+        ident = to_identifier(identifier)
+        if not purge:
+            self._remove_table_entry(ident)
+            return
+        table = self.load_table(ident)
+        purge_table_files(table.io, table.metadata, table.metadata_location)
+        fs, path = self._io.resolve(self.default_table_location(ident))
+        with contextlib.suppress(FileNotFoundError):
+            fs.delete_dir(path)
 
     def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        from floe.table.table import Table
+
         ident = to_identifier(identifier)
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self._io, metadata_location)

@@ -19,7 +19,7 @@ import yaml
 from floe.catalog.base import TYPE, URI, WAREHOUSE, Catalog
 from floe.errors import UnsupportedError, ValidationError
 
-__all__ = ["load_catalog", "catalog_properties", "register_catalog_type", "CATALOG_TYPES"]
+__all__ = ["CATALOG_TYPES", "catalog_properties", "load_catalog", "register_catalog_type"]
 
 # type name -> "module:Class"; imported on first use so optional backends cost nothing until used.
 CATALOG_TYPES: dict[str, str] = {
@@ -96,14 +96,18 @@ def load_catalog(name: str = "default", **properties: str) -> Catalog:
         )
     target = CATALOG_TYPES.get(kind)
     if target is None:
-        raise UnsupportedError(f"Unknown catalog type {kind!r} for {name!r} (known: {', '.join(sorted(CATALOG_TYPES))})")
+        raise UnsupportedError(
+            f"Unknown catalog type {kind!r} for {name!r} (known: {', '.join(sorted(CATALOG_TYPES))})"
+        )
     module_name, _, cls_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name != module_name:
             raise
-        raise UnsupportedError(f"Catalog type {kind!r} is not available: {module_name} is not installed") from e
+        raise UnsupportedError(
+            f"Catalog type {kind!r} is not available: {module_name} is not installed"
+        ) from e
     cls = getattr(module, cls_name)
     props.pop(TYPE, None)
     catalog: Catalog = cls(name, **props)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pyarrow.fs as pafs
 
@@ -20,9 +21,11 @@ from floe.errors import NoSuchTableError
 from floe.io.fileio import FileIO
 from floe.io.locations import join
 from floe.table.operations import ReadOnlyTableOperations
-from floe.table.table import Table
 
-__all__ = ["load_table", "latest_metadata_file"]
+if TYPE_CHECKING:
+    from floe.table.table import Table
+
+__all__ = ["latest_metadata_file", "load_table"]
 
 _METADATA = re.compile(r"^(?:v)?(\d+)(?:-[0-9a-fA-F-]{36})?(?:\.gz)?\.metadata\.json$")
 
@@ -52,6 +55,8 @@ def load_table(location: str, properties: Mapping[str, str] | None = None) -> Ta
     Raises:
         NoSuchTableError: no table metadata at ``location``.
     """
+    from floe.table.table import Table  # the table layer loads with the first table (see catalog.base)
+
     io = FileIO.for_location(location, properties)
     loc = location.rstrip("/")
     if loc.endswith(".metadata.json"):

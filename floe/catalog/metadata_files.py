@@ -13,8 +13,11 @@ import uuid
 from floe.errors import InvalidMetadataError
 from floe.io.fileio import FileIO
 from floe.io.locations import join
-from floe.table.paths import metadata_dir
-from floe.serde.metadata_json import metadata_file_extension, table_metadata_from_bytes, table_metadata_to_bytes
+from floe.serde.metadata_json import (
+    metadata_file_extension,
+    table_metadata_from_bytes,
+    table_metadata_to_bytes,
+)
 from floe.spec.properties import (
     METADATA_COMPRESSION,
     METADATA_COMPRESSION_DEFAULT,
@@ -23,14 +26,15 @@ from floe.spec.properties import (
     property_bool,
 )
 from floe.spec.table_metadata import TableMetadata
+from floe.table.paths import metadata_dir
 
 __all__ = [
+    "delete_removed_metadata_files",
     "metadata_suffix",
-    "parse_version",
     "next_metadata_location",
+    "parse_version",
     "read_metadata",
     "write_metadata",
-    "delete_removed_metadata_files",
 ]
 
 _VERSIONED = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}(?:\.gz)?\.metadata\.json$")
@@ -39,7 +43,9 @@ _HADOOP = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
 
 def metadata_suffix(metadata: TableMetadata) -> str:
     """``.metadata.json`` or ``.gz.metadata.json`` depending on ``write.metadata.compression-codec``."""
-    return metadata_file_extension(metadata.properties.get(METADATA_COMPRESSION, METADATA_COMPRESSION_DEFAULT))
+    return metadata_file_extension(
+        metadata.properties.get(METADATA_COMPRESSION, METADATA_COMPRESSION_DEFAULT)
+    )
 
 
 def parse_version(location: str | None) -> int:
@@ -83,7 +89,9 @@ def write_metadata(io: FileIO, metadata: TableMetadata, location: str, *, exclus
         FileAlreadyExistsError: ``exclusive`` and a file already exists at ``location``.
     """
     codec = "gzip" if location.endswith(".gz.metadata.json") else "none"
-    io.new_output(location).write_bytes(table_metadata_to_bytes(metadata, codec=codec), overwrite=not exclusive)
+    io.new_output(location).write_bytes(
+        table_metadata_to_bytes(metadata, codec=codec), overwrite=not exclusive
+    )
 
 
 def delete_removed_metadata_files(io: FileIO, base: TableMetadata | None, new: TableMetadata) -> list[str]:

@@ -15,7 +15,7 @@ A commit writes a new ``NNNNN-<uuid>.metadata.json`` and swaps the row with a co
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -49,11 +49,15 @@ from floe.table.identifiers import (
     to_namespace,
 )
 from floe.table.operations import TableOperations
-from floe.table.table import Table
+
+if TYPE_CHECKING:
+    from floe.table.table import Table
 
 __all__ = ["SqlCatalog"]
 
-NAMESPACE_EXISTS_PROPERTY = "exists"  # written when a namespace is created without properties (Java, PyIceberg)
+NAMESPACE_EXISTS_PROPERTY = (
+    "exists"  # written when a namespace is created without properties (Java, PyIceberg)
+)
 TABLE_TYPE = "TABLE"
 _NS_SEP = "."
 
@@ -124,7 +128,11 @@ class SqlCatalog(Catalog):
     # -- SQL helpers ---------------------------------------------------------------------------------
     def _is_table(self) -> Any:
         t = self._tables
-        return sa.or_(t.c.iceberg_type == TABLE_TYPE, t.c.iceberg_type.is_(None)) if self._has_type else sa.true()
+        return (
+            sa.or_(t.c.iceberg_type == TABLE_TYPE, t.c.iceberg_type.is_(None))
+            if self._has_type
+            else sa.true()
+        )
 
     def _table_row(self, identifier: Identifier) -> Any:
         t = self._tables
@@ -149,20 +157,27 @@ class SqlCatalog(Catalog):
         like = _like_prefix(ns)
         with self.engine.connect() as conn:
             hit = conn.execute(
-                sa.select(sa.literal(1)).where(
-                    p.c.catalog_name == self.name, sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape="!"))
-                ).limit(1)
+                sa.select(sa.literal(1))
+                .where(
+                    p.c.catalog_name == self.name,
+                    sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape="!")),
+                )
+                .limit(1)
             ).first()
             if hit is None:
                 hit = conn.execute(
-                    sa.select(sa.literal(1)).where(
+                    sa.select(sa.literal(1))
+                    .where(
                         t.c.catalog_name == self.name,
                         sa.or_(t.c.table_namespace == ns, t.c.table_namespace.like(like, escape="!")),
-                    ).limit(1)
+                    )
+                    .limit(1)
                 ).first()
         return hit is not None
 
-    def create_namespace(self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None) -> None:
+    def create_namespace(
+        self, namespace: IdentifierLike, properties: Mapping[str, str] | None = None
+    ) -> None:
         ns = to_namespace(namespace)
         if not ns:
             raise ValidationError("Cannot create the root namespace")
@@ -170,7 +185,12 @@ class SqlCatalog(Catalog):
             raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
         props = dict(properties or {}) or {NAMESPACE_EXISTS_PROPERTY: "true"}
         rows = [
-            {"catalog_name": self.name, "namespace": namespace_to_string(ns), "property_key": k, "property_value": v}
+            {
+                "catalog_name": self.name,
+                "namespace": namespace_to_string(ns),
+                "property_key": k,
+                "property_value": v,
+            }
             for k, v in props.items()
         ]
         try:
@@ -185,9 +205,17 @@ class SqlCatalog(Catalog):
             raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(parent)}")
         p, t = self._props, self._tables
         with self.engine.connect() as conn:
-            names = {r[0] for r in conn.execute(sa.select(p.c.namespace).where(p.c.catalog_name == self.name).distinct())}
+            names = {
+                r[0]
+                for r in conn.execute(
+                    sa.select(p.c.namespace).where(p.c.catalog_name == self.name).distinct()
+                )
+            }
             names |= {
-                r[0] for r in conn.execute(sa.select(t.c.table_namespace).where(t.c.catalog_name == self.name).distinct())
+                r[0]
+                for r in conn.execute(
+                    sa.select(t.c.table_namespace).where(t.c.catalog_name == self.name).distinct()
+                )
             }
         out: set[Namespace] = set()
         for n in names:
@@ -234,7 +262,10 @@ class SqlCatalog(Catalog):
                 else:
                     conn.execute(
                         sa.insert(p).values(
-                            catalog_name=self.name, namespace=namespace_to_string(ns), property_key=k, property_value=v
+                            catalog_name=self.name,
+                            namespace=namespace_to_string(ns),
+                            property_key=k,
+                            property_value=v,
                         )
                     )
         return PropertiesUpdateSummary(
@@ -266,7 +297,9 @@ class SqlCatalog(Catalog):
         with self.engine.connect() as conn:
             rows = conn.execute(
                 sa.select(t.c.table_name).where(
-                    t.c.catalog_name == self.name, t.c.table_namespace == namespace_to_string(ns), self._is_table()
+                    t.c.catalog_name == self.name,
+                    t.c.table_namespace == namespace_to_string(ns),
+                    self._is_table(),
                 )
             ).all()
         return sorted(ns + (r[0],) for r in rows)
@@ -315,6 +348,8 @@ class SqlCatalog(Catalog):
             raise NoSuchTableError(f"Table does not exist: {identifier_to_string(identifier)}")
 
     def register_table(self, identifier: IdentifierLike, metadata_location: str) -> Table:
+        from floe.table.table import Table
+
         ident = to_identifier(identifier)
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self.io(metadata_location), metadata_location)  # validates the file

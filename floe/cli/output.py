@@ -78,12 +78,13 @@ def _table(result: ResultSet) -> str:
     from rich.box import SIMPLE_HEAD
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for col in result.columns:
         table.add_column(col, overflow="fold")
     for r in result.rows:
-        table.add_row(*(text_value(v) for v in r))
+        table.add_row(*(Text(text_value(v)) for v in r))  # Text: values are not rich markup ("[a=b]")
     width = int(os.environ.get("COLUMNS", "0") or 0) or (None if sys.stdout.isatty() else 200)
     console = Console(file=io.StringIO(), width=width, force_terminal=sys.stdout.isatty(), highlight=False)
     console.print(table)

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from floe.cli.output import print_result
 from floe.config import FloeConfig
 from floe.errors import NoSuchFileError, ValidationError
 from floe.sql.engine import SqlSession
+from floe.sql.handlers import register_handlers
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["make_session", "read_script", "run_sql"]
 
 
-def make_session(config: FloeConfig) -> SqlSession:
-    """The session the CLI runs statements in (the one place that wires statement handlers)."""
-    return SqlSession(config)
+def make_session(config: FloeConfig, *, spark: SparkSession | None = None) -> SqlSession:
+    """The session the CLI runs statements in (the one place that wires statement handlers).
+
+    Args:
+        config: the resolved configuration.
+        spark: a SparkSession to use; by default one starts on the first statement that needs Spark.
+    """
+    session = SqlSession(config)
+    register_handlers(session, spark=spark)
+    return session
 
 
 def read_script(statements: str | None, file: str | None) -> str:

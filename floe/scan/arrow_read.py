@@ -40,6 +40,7 @@ __all__ = [
     "read_task_to_arrow",
     "read_data_file",
     "with_fallback_ids",
+    "fallback_field_ids",
     "ReadContext",
     "name_mapping_of",
 ]
@@ -118,15 +119,28 @@ def _read_parquet_range(raw: bytes, start: int, length: int) -> tuple[pa.Table, 
     return table, (np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64))
 
 
-def with_fallback_ids(table: pa.Table, mapping: NameMapping | None) -> pa.Table:
-    """Top-level columns numbered 1..n when a Parquet file has no field ids and the table no name mapping.
+def fallback_field_ids(names: list[str], schema: Schema) -> list[int | None]:
+    """Field ids for the top-level columns of a file without ids, when the table has no name mapping.
 
-    Iceberg Java reads such files (tables imported from Hive by Impala, some Dremio tables) by position
-    with these fallback ids (``ParquetSchemaUtil.addFallbackIds``).
+    Columns match the schema by name when every column name is a schema column (files written by
+    engines that keep Iceberg's names, e.g. Dremio); otherwise by position, numbering columns 1..n as
+    Iceberg Java's fallback ids do (``ParquetSchemaUtil.addFallbackIds``; Hive tables imported by Impala).
     """
+    by_name = {f.name: f.field_id for f in schema.fields}
+    if names and all(n in by_name for n in names):
+        return [by_name[n] for n in names]
+    return list(range(1, len(names) + 1))
+
+
+def with_fallback_ids(table: pa.Table, mapping: NameMapping | None, schema: Schema) -> pa.Table:
+    """Attach :func:`fallback_field_ids` to a Parquet table that has no field ids and no name mapping."""
     if mapping is not None or any(f.metadata and FIELD_ID_KEY in f.metadata for f in table.schema):
         return table
-    fields = [f.with_metadata({**(f.metadata or {}), FIELD_ID_KEY: str(i + 1).encode()}) for i, f in enumerate(table.schema)]
+    ids = fallback_field_ids(table.column_names, schema)
+    fields = [
+        f.with_metadata({**(f.metadata or {}), FIELD_ID_KEY: str(i).encode()}) if i is not None else f
+        for f, i in zip(table.schema, ids)
+    ]
     return table.cast(pa.schema(fields))
 
 
@@ -136,7 +150,7 @@ def read_data_file(ctx: ReadContext, data_file: DataFile) -> pa.Table:
     fmt = data_file.file_format
     if fmt == FileFormat.PARQUET:
         table = pq.read_table(pa.BufferReader(raw))
-        return with_fallback_ids(table, ctx.name_mapping) if data_file.content == FileContent.DATA else table
+        return with_fallback_ids(table, ctx.name_mapping, ctx.table_schema) if data_file.content == FileContent.DATA else table
     if fmt == FileFormat.ORC:
         import pyarrow.orc as orc
 
@@ -248,7 +262,7 @@ def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
         raw = read_data_file(ctx, task.data_file)
     elif task.data_file.file_format == FileFormat.PARQUET:
         raw, positions = _read_parquet_range(ctx.open_bytes(task.data_file.file_path), task.start, task.length)
-        raw = with_fallback_ids(raw, ctx.name_mapping)
+        raw = with_fallback_ids(raw, ctx.name_mapping, ctx.table_schema)
     else:
         raise UnsupportedError(
             f"Table {ctx.table_name}: cannot read a byte range of {task.data_file.file_format} file {task.data_file.file_path}"

@@ -22,6 +22,7 @@ from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression
 from floe.io.fileio import FileIO
 from floe.scan import _filters
 from floe.scan.delete_index import DeleteFileIndex, is_deletion_vector
+from floe.scan.parallel import MIN_MANIFESTS_FOR_PROCESSES, PlanJob, plan_in_processes
 from floe.scan.tasks import FileScanTask
 from floe.serde.manifest_avro import iter_manifest, read_manifest_header, read_manifest_list
 from floe.spec.manifest import (
@@ -83,6 +84,7 @@ class ManifestPlanner:
         row_filter: an unbound filter expression.
         case_sensitive: whether column names in the filter match case-sensitively.
         threads: manifest reader threads.
+        processes: worker processes for plans over many manifests (0 or 1: none).
         location_of: maps a location in metadata to one FileIO can read (relocated fixture tables).
     """
 
@@ -97,6 +99,7 @@ class ManifestPlanner:
         threads: int = DEFAULT_PLANNING_THREADS,
         location_of: Callable[[str], str] | None = None,
         table_name: str = "",
+        processes: int = 0,
     ) -> None:
         self._io = io
         self._schema = schema
@@ -106,6 +109,7 @@ class ManifestPlanner:
         self._threads = max(1, threads)
         self._loc = location_of or (lambda s: s)
         self._table = table_name
+        self._processes = processes
         self._bound = _filters.bind_filter(schema, row_filter, case_sensitive)
         self._filters: dict[int, _SpecFilters] = {}
         # Planning counters (like Iceberg's ScanMetrics): manifests read/skipped, files kept/skipped.
@@ -156,7 +160,7 @@ class ManifestPlanner:
             data = fo.read()
         yield from iter_manifest(data, manifest_file=m, partition_spec=spec, schema=self._schema)
 
-    def _live_matching(self, m: ManifestFile) -> list[ManifestEntry]:
+    def live_matching(self, m: ManifestFile) -> list[ManifestEntry]:
         """Entries of one manifest that are live and may match the filter (runs in a worker)."""
         f = self._for_spec(m.partition_spec_id)
         part_ok, metrics_ok = f.partition_ok, self._metrics_ok
@@ -214,7 +218,10 @@ class ManifestPlanner:
     def data_entries(self, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
         """Live data entries of the given manifests that may match the filter, streamed."""
         data = [m for m in manifests if m.content == ManifestContent.DATA and self._manifest_selected(m)]
-        return self._stream(data, self._live_matching)
+        if self._processes > 1 and len(data) >= MIN_MANIFESTS_FOR_PROCESSES:
+            job = PlanJob(dict(self._io.properties), self._schema, self._specs, self._filter, self._case_sensitive)
+            return plan_in_processes(job, [(m, self._loc(m.manifest_path)) for m in data], processes=self._processes)
+        return self._stream(data, self.live_matching)
 
     def plan(self, snapshot: Snapshot | None) -> Iterator[FileScanTask]:
         """File scan tasks of ``snapshot`` (none for a table without snapshots)."""

@@ -8,6 +8,7 @@ tables on the driver with pyarrow (no Spark).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
@@ -27,10 +28,12 @@ from floe.spec.table_metadata import TableMetadata
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["TableScan", "TableLike", "LocatedTable", "SCAN_THREADS_OPTION"]
+__all__ = ["TableScan", "TableLike", "LocatedTable", "SCAN_THREADS_OPTION", "SCAN_PROCESSES_OPTION"]
 
-# Scan option (not a table property): manifest reader threads.
+# Scan options (not table properties): manifest reader threads, and worker processes for large plans
+# (default: one per CPU; used only from MIN_MANIFESTS_FOR_PROCESSES manifests on).
 SCAN_THREADS_OPTION = "planning-threads"
+SCAN_PROCESSES_OPTION = "planning-processes"
 
 
 class TableLike(Protocol):
@@ -235,6 +238,7 @@ class TableScan:
             threads=self._prop_int(SCAN_THREADS_OPTION, DEFAULT_PLANNING_THREADS),
             location_of=self.location_of,
             table_name=self.table_name,
+            processes=self._prop_int(SCAN_PROCESSES_OPTION, os.cpu_count() or 1),
         )
 
     # -- planning -----------------------------------------------------------------------------------

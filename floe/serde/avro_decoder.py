@@ -160,6 +160,8 @@ def _optional(inner: Reader, null_first: bool) -> Reader:
                 return inner(buf, p + 1)
             return None, p + 1
 
+    read.optional_of = inner  # type: ignore[attr-defined]  # lets records inline it
+    read.null_first = null_first  # type: ignore[attr-defined]
     return read
 
 
@@ -172,10 +174,19 @@ def _union(branches: list[Reader]) -> Reader:
 
 
 def _int_long_map(buf: bytes, p: int) -> tuple[dict[int, int], int]:
-    """The hot path: metrics maps (column id -> count) stored as arrays of k/v records."""
+    """The hot path: metrics maps (column id -> count) stored as arrays of k/v records.
+
+    Varints of up to four bytes (counts below 2**27) are decoded inline: this loop runs ten times per
+    column per manifest entry, and a function call per value would dominate.
+    """
     out: dict[int, int] = {}
     while True:
-        n, p = _block_count(buf, p)
+        n = buf[p]
+        if n < 0x80 and not n & 1:
+            n >>= 1
+            p += 1
+        else:
+            n, p = _block_count(buf, p)
         if n == 0:
             return out, p
         for _ in range(n):
@@ -189,15 +200,36 @@ def _int_long_map(buf: bytes, p: int) -> tuple[dict[int, int], int]:
             if b < 0x80:
                 out[k] = (b >> 1) ^ -(b & 1)
                 p += 1
+                continue
+            b1 = buf[p + 1]
+            if b1 < 0x80:
+                v = (b & 0x7F) | (b1 << 7)
+                p += 2
             else:
-                out[k], p = _long_slow(buf, p)
+                b2 = buf[p + 2]
+                if b2 < 0x80:
+                    v = (b & 0x7F) | ((b1 & 0x7F) << 7) | (b2 << 14)
+                    p += 3
+                else:
+                    b3 = buf[p + 3]
+                    if b3 >= 0x80:
+                        out[k], p = _long_slow(buf, p)
+                        continue
+                    v = (b & 0x7F) | ((b1 & 0x7F) << 7) | ((b2 & 0x7F) << 14) | (b3 << 21)
+                    p += 4
+            out[k] = (v >> 1) ^ -(v & 1)
 
 
 def _int_bytes_map(buf: bytes, p: int) -> tuple[dict[int, bytes], int]:
     """Bounds maps (column id -> single-value bytes)."""
     out: dict[int, bytes] = {}
     while True:
-        n, p = _block_count(buf, p)
+        n = buf[p]
+        if n < 0x80 and not n & 1:
+            n >>= 1
+            p += 1
+        else:
+            n, p = _block_count(buf, p)
         if n == 0:
             return out, p
         for _ in range(n):
@@ -251,14 +283,79 @@ def _map(value: Reader) -> Reader:
     return _kv_array(_read_string, value)
 
 
-def _record(fields: list[tuple[str, Reader]]) -> Reader:
-    def read(buf: bytes, p: int) -> tuple[dict[str, Any], int]:
-        out: dict[str, Any] = {}
-        for name, fn in fields:
-            out[name], p = fn(buf, p)
-        return out, p
+def _inline_long(target: str, pad: str) -> list[str]:
+    return [
+        f"{pad}b = buf[p]",
+        f"{pad}if b < 0x80:",
+        f"{pad}    {target} = (b >> 1) ^ -(b & 1)",
+        f"{pad}    p += 1",
+        f"{pad}else:",
+        f"{pad}    {target}, p = _long_slow(buf, p)",
+    ]
 
-    return read
+
+def _inline_sized(target: str, pad: str, decode: bool) -> list[str]:
+    value = 'buf[p:end].decode("utf-8")' if decode else "buf[p:end]"
+    return [
+        f"{pad}b = buf[p]",
+        f"{pad}if b < 0x80:",
+        f"{pad}    end = p + 1 + (b >> 1)",
+        f"{pad}    p += 1",
+        f"{pad}else:",
+        f"{pad}    n, p = _long_slow(buf, p)",
+        f"{pad}    end = p + n",
+        f"{pad}{target} = {value}",
+        f"{pad}p = end",
+    ]
+
+
+def _inline(fn: Reader, target: str, pad: str) -> list[str] | None:
+    if fn is _read_long:
+        return _inline_long(target, pad)
+    if fn is _read_string:
+        return _inline_sized(target, pad, decode=True)
+    if fn is _read_bytes:
+        return _inline_sized(target, pad, decode=False)
+    return None
+
+
+def _record(fields: list[tuple[str, Reader]]) -> Reader:
+    """A record reader generated as straight-line code: primitive and optional-primitive fields are
+    decoded inline, so a record costs one call instead of one (or two) per field."""
+    namespace: dict[str, Any] = {"_long_slow": _long_slow}
+    lines = ["def read(buf, p):", "    out = {}"]
+    for i, (name, fn) in enumerate(fields):
+        target = f"out[{name!r}]"  # repr: field names from the file become string literals only
+        code = _inline(fn, target, "    ")
+        inner = getattr(fn, "optional_of", None)
+        inner_code = _inline(inner, target, "        ") if inner is not None else None
+        if code is not None:
+            lines += code
+        elif inner_code is not None and getattr(fn, "null_first", False):
+            lines += [
+                "    if buf[p] == 0:",
+                f"        {target} = None",
+                "        p += 1",
+                "    else:",
+                "        p += 1",
+            ]
+            lines += inner_code
+        elif inner is not None and getattr(fn, "null_first", False):
+            namespace[f"f{i}"] = inner
+            lines += [
+                "    if buf[p] == 0:",
+                f"        {target} = None",
+                "        p += 1",
+                "    else:",
+                f"        {target}, p = f{i}(buf, p + 1)",
+            ]
+        else:
+            namespace[f"f{i}"] = fn
+            lines.append(f"    {target}, p = f{i}(buf, p)")
+    lines.append("    return out, p")
+    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from fixed templates only
+    reader: Reader = namespace["read"]
+    return reader
 
 
 def _enum(symbols: list[str]) -> Reader:
@@ -370,7 +467,7 @@ def read_container(fo: BinaryIO) -> tuple[dict[str, Any], Iterator[tuple[bytes, 
 
     def gen() -> Iterator[tuple[bytes, int]]:
         for block in blocks:
-            yield block.bytes_.getvalue(), block.num_records
+            yield block.bytes_.getvalue(), block.num_records  # type: ignore[attr-defined]  # not in stubs
 
     return metadata, gen()
 

@@ -7,11 +7,9 @@ the ``r<field-id>`` convention, as Iceberg Java writes them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from floe.errors import UnsupportedError, ValidationError
-from floe.spec.schema import Schema
 from floe.spec.types import (
     BinaryType,
     BooleanType,
@@ -38,7 +36,6 @@ from floe.spec.types import (
 __all__ = [
     "V1_BLOCK_SIZE_IN_BYTES",
     "AvroSchema",
-    "PartitionSpecLike",
     "PartitionTypeBuilder",
     "manifest_entry_schema",
     "manifest_list_schema",
@@ -46,15 +43,6 @@ __all__ = [
 ]
 
 AvroSchema = dict[str, Any]
-
-
-class PartitionSpecLike(Protocol):
-    """What the manifest codec needs from a partition spec (floe.spec.partitioning.PartitionSpec)."""
-
-    spec_id: int
-    fields: Sequence[Any]
-
-    def partition_type(self, schema: Schema) -> StructType: ...
 
 
 # v1 data_file.block_size_in_bytes (field 105) is required; Java writes this constant.
@@ -84,7 +72,7 @@ class PartitionTypeBuilder:
         self._defined: set[str] = set()
 
     def _named(self, schema: AvroSchema) -> AvroSchema | str:
-        name = schema["name"]
+        name: str = schema["name"]
         if name in self._defined:
             return name
         self._defined.add(name)

@@ -20,11 +20,10 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, BinaryIO
 
-import fastavro
-
 from floe.errors import FloeError, InvalidMetadataError, ValidationError
 from floe.serde.avro_decoder import compile_reader, iter_records, read_container
-from floe.serde.avro_schemas import PartitionSpecLike, manifest_list_schema
+from floe.serde.avro_encoder import ContainerWriter
+from floe.serde.avro_schemas import manifest_list_schema
 from floe.serde.manifest_writer import ManifestWriter
 from floe.spec.manifest import (
     DataFile,
@@ -36,6 +35,7 @@ from floe.spec.manifest import (
     ManifestFile,
     PartitionFieldSummary,
 )
+from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.types import (
     DecimalType,
@@ -45,7 +45,6 @@ from floe.spec.types import (
 
 __all__ = [
     "ManifestWriter",
-    "PartitionSpecLike",
     "iter_manifest",
     "read_manifest",
     "read_manifest_header",
@@ -88,10 +87,8 @@ def _names_by_id(record: dict[str, Any]) -> dict[int, str]:
 
 
 def _field_by_id(record: dict[str, Any], field_id: int) -> dict[str, Any] | None:
-    for f in record.get("fields", ()):
-        if f.get("field-id") == field_id:
-            return f
-    return None
+    fields: list[dict[str, Any]] = record.get("fields", [])
+    return next((f for f in fields if f.get("field-id") == field_id), None)
 
 
 def _map_reader(field: dict[str, Any] | None) -> Callable[[Any], dict[int, Any] | None] | None:
@@ -148,7 +145,7 @@ def _iceberg_converter(field: NestedField | None, avro_type: Any) -> Callable[[A
 
 
 def _partition_reader(
-    partition_record: dict[str, Any], spec: PartitionSpecLike | None, schema: Schema | None
+    partition_record: dict[str, Any], spec: PartitionSpec | None, schema: Schema | None
 ) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
     avro_fields = [f for f in partition_record.get("fields", ())]
     by_id = {f.get("field-id"): f for f in avro_fields}
@@ -296,7 +293,7 @@ def write_manifest_list(
         parent_snapshot_id: its parent, or None.
         sequence_number: the snapshot's sequence number (ignored in v1).
         first_row_id: the snapshot's first row id (v3).
-        compression: Avro codec (``deflate``, ``null``; ``snappy``/``zstandard`` need fastavro extras).
+        compression: Avro codec, ``deflate`` (the Java default) or ``null``.
 
     Returns:
         The ManifestFile values as written (with assigned sequence numbers and first row ids).
@@ -356,7 +353,10 @@ def write_manifest_list(
             "first_row_id": m.first_row_id,
         }
         records.append(rec)
-    fastavro.writer(out, fastavro.parse_schema(schema), records, codec=compression, metadata=meta)
+    writer = ContainerWriter(out, schema, metadata=meta, codec=compression)
+    for rec in records:
+        writer.write(rec)
+    writer.flush()
     return written
 
 
@@ -375,7 +375,7 @@ def iter_manifest(
     data: Source,
     *,
     manifest_file: ManifestFile | None = None,
-    partition_spec: PartitionSpecLike | None = None,
+    partition_spec: PartitionSpec | None = None,
     schema: Schema | None = None,
 ) -> Iterator[ManifestEntry]:
     """Stream the entries of a manifest, applying inheritance from ``manifest_file`` when given.
@@ -398,7 +398,7 @@ def read_manifest(
     data: Source,
     *,
     manifest_file: ManifestFile | None = None,
-    partition_spec: PartitionSpecLike | None = None,
+    partition_spec: PartitionSpec | None = None,
     schema: Schema | None = None,
 ) -> list[ManifestEntry]:
     """Decode all entries of a manifest (see iter_manifest for the arguments)."""
@@ -409,7 +409,7 @@ def read_manifest(
 def _entries(
     data: Source,
     manifest_file: ManifestFile | None,
-    partition_spec: PartitionSpecLike | None,
+    partition_spec: PartitionSpec | None,
     schema: Schema | None,
     *,
     pause_gc_per_block: bool,
@@ -452,7 +452,7 @@ def _entry_builder(
     writer_schema: dict[str, Any],
     header: dict[str, Any],
     manifest_file: ManifestFile | None,
-    spec: PartitionSpecLike | None,
+    spec: PartitionSpec | None,
     schema: Schema | None,
     where: str,
 ) -> Callable[[dict[str, Any]], ManifestEntry]:
@@ -462,8 +462,9 @@ def _entry_builder(
         raise InvalidMetadataError(f"{where} is not a manifest (no status/data_file fields)")
     df_schema = _unwrap(df_field["type"])
     d = _names_by_id(df_schema)
-    if 100 not in d:
-        raise InvalidMetadataError(f"{where}: data_file has no file_path (field 100)")
+    missing = [i for i in (100, 101, 103, 104) if i not in d]
+    if missing:
+        raise InvalidMetadataError(f"{where}: data_file lacks required field ids {missing}")
     part_field = _field_by_id(df_schema, 102)
     part_record = _unwrap(part_field["type"]) if part_field is not None else {"fields": []}
     read_partition = _partition_reader(part_record, spec, schema)
@@ -483,8 +484,8 @@ def _entry_builder(
 
     # Field names in this file (None where absent: dict.get(None) is None).
     n_status, n_snap, n_seq, n_fseq, n_df = top[0], top.get(1), top.get(3), top.get(4), top[2]
-    n_content, n_path, n_fmt, n_part = d.get(134), d[100], d.get(101), d.get(102)
-    n_rc, n_size = d.get(103), d.get(104)
+    n_content, n_path, n_fmt, n_part = d.get(134), d[100], d[101], d.get(102)
+    n_rc, n_size = d[103], d[104]
     n_cs, n_vc, n_nc, n_nan, n_lb, n_ub = (
         d.get(108),
         d.get(109),
@@ -500,7 +501,7 @@ def _entry_builder(
     added = ManifestEntryStatus.ADDED
     new_df, new_entry = DataFile, ManifestEntry
 
-    def build(rec: dict[str, Any]) -> ManifestEntry:
+    def build(rec: dict[Any, Any]) -> ManifestEntry:  # keys: field names, or None for absent fields
         g = rec.get
         f = rec[n_df]
         fg = f.get

@@ -8,10 +8,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-import fastavro
-
 from floe.errors import UnsupportedError, ValidationError
-from floe.serde.avro_schemas import V1_BLOCK_SIZE_IN_BYTES, PartitionSpecLike, manifest_entry_schema
+from floe.serde.avro_encoder import ContainerWriter
+from floe.serde.avro_schemas import V1_BLOCK_SIZE_IN_BYTES, manifest_entry_schema
 from floe.serde.json_types import partition_fields_to_json, schema_to_json
 from floe.serde.single_value import encoder_for, unscaled_decimal
 from floe.spec.manifest import (
@@ -23,6 +22,7 @@ from floe.spec.manifest import (
     ManifestFile,
     PartitionFieldSummary,
 )
+from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.types import (
     DecimalType,
@@ -60,10 +60,6 @@ def _partition_writer(partition_type: StructType) -> Callable[[tuple[Any, ...]],
         return {name: (v if conv is None or v is None else conv(v)) for (name, conv), v in zip(plan, values)}
 
     return write
-
-
-def _kv(m: dict[int, Any] | None) -> list[dict[str, Any]] | None:
-    return None if m is None else [{"key": k, "value": v} for k, v in m.items()]
 
 
 class _FieldSummary:
@@ -113,7 +109,7 @@ class ManifestWriter:
         self,
         out: BinaryIO,
         *,
-        spec: PartitionSpecLike,
+        spec: PartitionSpec,
         schema: Schema,
         format_version: int,
         snapshot_id: int,
@@ -157,8 +153,9 @@ class ManifestWriter:
         }
         if format_version >= 2:
             meta["content"] = "data" if self._content == ManifestContent.DATA else "deletes"
-        avro_schema = fastavro.parse_schema(manifest_entry_schema(format_version, partition_type))
-        self._writer = fastavro.write.Writer(out, avro_schema, codec=compression, metadata=meta)
+        self._writer = ContainerWriter(
+            out, manifest_entry_schema(format_version, partition_type), metadata=meta, codec=compression
+        )
         self._counts = {s: [0, 0] for s in ManifestEntryStatus}
         self._min_seq: int | None = None
         self._closed: ManifestFile | None = None
@@ -263,12 +260,12 @@ class ManifestWriter:
             "partition": self._write_partition(f.partition),
             "record_count": f.record_count,
             "file_size_in_bytes": f.file_size_in_bytes,
-            "column_sizes": _kv(f.column_sizes),
-            "value_counts": _kv(f.value_counts),
-            "null_value_counts": _kv(f.null_value_counts),
-            "nan_value_counts": _kv(f.nan_value_counts),
-            "lower_bounds": _kv(f.lower_bounds),
-            "upper_bounds": _kv(f.upper_bounds),
+            "column_sizes": f.column_sizes,
+            "value_counts": f.value_counts,
+            "null_value_counts": f.null_value_counts,
+            "nan_value_counts": f.nan_value_counts,
+            "lower_bounds": f.lower_bounds,
+            "upper_bounds": f.upper_bounds,
             "key_metadata": f.key_metadata,
             "split_offsets": None if f.split_offsets is None else list(f.split_offsets),
             "equality_ids": None if f.equality_ids is None else list(f.equality_ids),

@@ -39,6 +39,28 @@ _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
+
+
+def _i32(data: bytes) -> int:
+    value: int = _I32.unpack(data)[0]
+    return value
+
+
+def _i64(data: bytes) -> int:
+    value: int = _I64.unpack(data)[0]
+    return value
+
+
+def _f32(data: bytes) -> float:
+    value: float = _F32.unpack(data)[0]
+    return value
+
+
+def _f64(data: bytes) -> float:
+    value: float = _F64.unpack(data)[0]
+    return value
+
+
 # Exact arithmetic for 38-digit decimals: the default context (28 digits) would round.
 _DEC_CTX = Context(prec=80)
 _MICROS_PER_DAY = 86_400_000_000
@@ -53,39 +75,37 @@ def _dec_bool(data: bytes) -> bool:
     return data != b"\x00"
 
 
-def _dec_int(data: bytes) -> int:
-    return _I32.unpack(data)[0]
+_dec_int = _i32
 
 
 def _dec_long(data: bytes) -> int:
     # A column promoted int -> long keeps the 4-byte bounds its old files were written with.
     if len(data) == 4:
-        return _I32.unpack(data)[0]
-    return _I64.unpack(data)[0]
+        return _i32(data)
+    return _i64(data)
 
 
-def _dec_float(data: bytes) -> float:
-    return _F32.unpack(data)[0]
+_dec_float = _f32
 
 
 def _dec_double(data: bytes) -> float:
     # float -> double promotion leaves 4-byte bounds in older files.
     if len(data) == 4:
-        return _F32.unpack(data)[0]
-    return _F64.unpack(data)[0]
+        return _f32(data)
+    return _f64(data)
 
 
 def _dec_timestamp(data: bytes) -> int:
     # v3 allows date -> timestamp promotion: old bounds are 4-byte day counts.
     if len(data) == 4:
-        return _I32.unpack(data)[0] * _MICROS_PER_DAY
-    return _I64.unpack(data)[0]
+        return _i32(data) * _MICROS_PER_DAY
+    return _i64(data)
 
 
 def _dec_timestamp_ns(data: bytes) -> int:
     if len(data) == 4:
-        return _I32.unpack(data)[0] * _NANOS_PER_DAY
-    return _I64.unpack(data)[0]
+        return _i32(data) * _NANOS_PER_DAY
+    return _i64(data)
 
 
 def _dec_string(data: bytes) -> str:
@@ -130,7 +150,8 @@ def _enc_double(value: Any) -> bytes:
 
 
 def _enc_string(value: Any) -> bytes:
-    return value.encode("utf-8")
+    text: str = value
+    return text.encode("utf-8")
 
 
 def _enc_uuid(value: Any) -> bytes:

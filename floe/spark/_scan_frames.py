@@ -31,6 +31,7 @@ from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import comparison_key, is_local, to_local_path
 from floe.io.name_mapping import NameMapping
+from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema, to_spark_type
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
@@ -54,6 +55,7 @@ class ScanInputs:
 
     table_name: str
     io: FileIO
+    table_schema: Schema  # the schema the scan reads with (all columns)
     read_schema: Schema  # projection + filter + equality-delete columns (top-level)
     output_schema: Schema  # the columns returned
     all_schemas: Sequence[Schema]
@@ -131,38 +133,54 @@ def _uuid_to_string(col: Column) -> Column:
 
 
 # -- per-file facts ------------------------------------------------------------------------------------
-def _lacks_column(df: DataFile, field_id: int) -> bool:
-    """Whether the manifest's metrics say (or cannot rule out) that the file lacks a column."""
+def _lacks_column(df: DataFile, field_id: int, present: set[int] | None) -> bool:
+    """Whether a file lacks a column: from its footer when probed, else from the manifest's metrics."""
+    if present is not None:
+        return field_id not in present
     for m in (df.value_counts, df.null_value_counts, df.column_sizes):
         if m:
             return field_id not in m
     return True
 
 
-def _identity_fills(task: FileScanTask, read_ids: set[int]) -> dict[int, object]:
+def _constant_fills(
+    task: FileScanTask, read_fields: tuple[NestedField, ...], present: set[int] | None
+) -> dict[int, object]:
+    """Values for columns a file lacks: identity partition values, else v3 initial defaults."""
+    out: dict[int, object] = {}
+    for f in read_fields:
+        if f.initial_default is not None and f.field_type.is_primitive and _lacks_column(task.data_file, f.field_id, present):
+            out[f.field_id] = f.initial_default
     spec = task.spec
     if spec is None:
-        return {}
-    out: dict[int, object] = {}
+        return out
+    read_ids = {f.field_id for f in read_fields}
     for pos, pf in enumerate(spec.fields):
         if str(pf.transform) == "identity" and pf.source_id in read_ids and pos < len(task.data_file.partition):
-            if _lacks_column(task.data_file, pf.source_id):
+            if _lacks_column(task.data_file, pf.source_id, present):
                 out[pf.source_id] = task.data_file.partition[pos]
     return out
 
 
-def _files_without_ids(io: FileIO, locations: list[str]) -> dict[str, list[str]]:
-    """Location -> top-level column names, for Parquet files that carry no field ids (footers read in parallel)."""
+@dataclass(frozen=True)
+class _Footer:
+    """Top-level columns of a Parquet file: field ids (None when the file has none) and names."""
 
-    def probe(loc: str) -> tuple[str, list[str] | None]:
+    ids: frozenset[int] | None
+    names: tuple[str, ...]
+
+
+def _probe_footers(io: FileIO, locations: list[str]) -> dict[str, _Footer]:
+    """Read Parquet footers in parallel (only the schema is used)."""
+
+    def probe(loc: str) -> tuple[str, _Footer]:
         with io.new_input(loc).open() as fo:
             schema = pq.read_schema(fo)
-        if any(field_id_of(f) is not None for f in schema):
-            return loc, None
-        return loc, list(schema.names)
+        ids = [i for f in schema if (i := field_id_of(f)) is not None]
+        return loc, _Footer(frozenset(ids) if ids else None, tuple(schema.names))
 
     with ThreadPoolExecutor(8) as pool:
-        return {loc: names for loc, names in pool.map(probe, locations) if names is not None}
+        return dict(pool.map(probe, locations))
 
 
 # -- building --------------------------------------------------------------------------------------------
@@ -175,6 +193,16 @@ class _Builder:
         self.unstable = unstable_field_ids(inputs.all_schemas)
         self.names = _internal_names(self.read_schema, self.unstable)
         self.loc = {t.data_file.file_path: inputs.location_of(t.data_file.file_path) for t in tasks}
+        self.footers: dict[str, _Footer] = {}
+
+    def _present(self, task: FileScanTask) -> set[int] | None:
+        """Field ids a probed file holds (mapped ids for files without ids), None when not probed."""
+        foot = self.footers.get(self.loc[task.data_file.file_path])
+        if foot is None:
+            return None
+        if foot.ids is not None:
+            return set(foot.ids)
+        return set(self._mapped_names(list(foot.names)))
 
     # -- data reads ---------------------------------------------------------------------------------
     def _read_parquet_by_id(self, locations: list[str], need_meta: bool) -> DataFrame:
@@ -203,8 +231,8 @@ class _Builder:
         mapping = self.inp.name_mapping
         out: dict[int, str] = {}
         if mapping is None:
-            # No ids and no mapping: Iceberg Java numbers top-level columns 1..n (fallback ids).
-            return {i + 1: name for i, name in enumerate(file_columns)}
+            ids = fallback_field_ids(file_columns, self.inp.table_schema)
+            return {i: name for i, name in zip(ids, file_columns) if i is not None}
         present = set(file_columns)
         for f in self.read_schema.fields:
             entry = next((m for m in mapping.fields if m.field_id == f.field_id), None)
@@ -307,7 +335,7 @@ class _Builder:
 
     def _apply_identity_fills(self, df: DataFrame) -> DataFrame:
         read_ids = {f.field_id for f in self.read_schema.fields}
-        fills = {t.data_file.file_path: _identity_fills(t, read_ids) for t in self.tasks}
+        fills = {t.data_file.file_path: _constant_fills(t, self.read_schema.fields, self._present(t)) for t in self.tasks}
         fill_ids = sorted({i for v in fills.values() for i in v})
         if not fill_ids:
             return df
@@ -343,13 +371,14 @@ class _Builder:
         return out
 
     def _parquet_frames(self, tasks: list[FileScanTask]) -> list[DataFrame]:
-        has_deletes = any(t.deletes for t in tasks)
-        read_ids = {f.field_id for f in self.read_schema.fields}
-        needs_fill = any(_identity_fills(t, read_ids) for t in tasks)
-        need_meta = has_deletes or needs_fill
         locations = [self.loc[t.data_file.file_path] for t in tasks]
         probe = self.inp.name_mapping is not None or len(locations) <= _FOOTER_PROBE_MAX_FILES
-        no_ids = _files_without_ids(self.inp.io, locations) if probe else {}
+        self.footers = _probe_footers(self.inp.io, locations) if probe else {}
+        no_ids = {loc: list(f.names) for loc, f in self.footers.items() if f.ids is None}
+        has_deletes = any(t.deletes for t in tasks)
+        read_ids = {f.field_id for f in self.read_schema.fields}
+        needs_fill = any(_constant_fills(t, self.read_schema.fields, self._present(t)) for t in tasks)
+        need_meta = has_deletes or needs_fill
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
         with_ids = [x for x in locations if x not in no_ids]
         for loc, cols in no_ids.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceReader
 
 from floe.spark.datasource_read import IcebergReader, scan_from_options, spark_schema_for
 from floe.spark.session import register_session_hook
@@ -32,6 +32,12 @@ class IcebergDataSource(DataSource):  # type: ignore[misc]
 
     def reader(self, schema: T.StructType) -> DataSourceReader:
         return IcebergReader(self.options, schema)
+
+    def writer(self, schema: T.StructType, overwrite: bool) -> DataSourceArrowWriter:
+        """The batch writer (floe.spark.datasource_write)."""
+        from floe.spark.datasource_write import IcebergWriter  # noqa: PLC0415 - write side loads on first write
+
+        return IcebergWriter(self.options, schema, overwrite)
 
 
 class FloeDataSource(IcebergDataSource):

@@ -187,6 +187,7 @@ def dataframe_for_scan(spark: SparkSession, scan: TableScan, tasks: list[FileSca
     inputs = ScanInputs(
         table_name=scan.table_name,
         io=scan.io,
+        table_schema=table_schema,
         read_schema=read_schema,
         output_schema=scan.projection(),
         all_schemas=scan.metadata.schemas,

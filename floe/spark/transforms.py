@@ -25,7 +25,11 @@ Native expressions and why they are exact:
 
 from __future__ import annotations
 
+import importlib.metadata
+import tempfile
+import zipfile
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +37,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+import floe
 from floe.errors import UnsupportedError
 from floe.spark.types import to_spark_type
 from floe.spec.partitioning import PartitionField
@@ -63,7 +68,15 @@ from floe.transforms import (
     YearTransform,
 )
 
-__all__ = ["source_column", "transform_column", "partition_column", "murmur3_seed0", "arrow_bucket_udf"]
+__all__ = [
+    "source_column",
+    "transform_column",
+    "partition_column",
+    "murmur3_seed0",
+    "arrow_bucket_udf",
+    "ensure_workers_import_floe",
+    "epoch_micros",
+]
 
 _MICROS_PER_HOUR = 3_600_000_000
 _MICROS_PER_DAY = 86_400_000_000
@@ -83,6 +96,45 @@ def source_column(schema: Schema, source_id: int) -> Column:
         col = col.getField(child.name)
         parent = child.field_type
     return col
+
+
+_SHIPPED_APPS: set[str] = set()
+_ZIP: list[str] = []
+
+
+def _floe_installed() -> bool:
+    try:
+        importlib.metadata.distribution("floe")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def ensure_workers_import_floe(spark: SparkSession) -> None:
+    """Make Python workers able to import ``floe`` (UDFs, mapInArrow and data-source tasks need it).
+
+    When floe is an installed distribution (pip, editable included) workers import it like the driver.
+    When it runs from a source tree (tests, ``PYTHONPATH``), the package is zipped once per process and
+    added with ``addPyFile``, which also reaches executors in other JVMs (``local-cluster``, clusters).
+    """
+    if _floe_installed():
+        return
+    sc = getattr(spark, "sparkContext", None)
+    if sc is None:  # Spark Connect: the server's workers must have floe installed
+        return
+    app = sc.applicationId
+    if app in _SHIPPED_APPS:
+        return
+    if not _ZIP:
+        root = Path(floe.__file__).resolve().parent
+        target = Path(tempfile.mkdtemp(prefix="floe-pyfiles-")) / "floe.zip"
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in root.rglob("*"):
+                if f.is_file() and f.suffix in (".py", ".typed") and "__pycache__" not in f.parts:
+                    zf.write(f, Path("floe") / f.relative_to(root))
+        _ZIP.append(str(target))
+    sc.addPyFile(_ZIP[0])
+    _SHIPPED_APPS.add(app)
 
 
 def _jvm_session() -> Any | None:
@@ -106,6 +158,9 @@ def murmur3_seed0(col: Column) -> Column | None:
 def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Any:
     """A vectorized Arrow UDF computing ``bucket[N]`` exactly as floe.transforms does."""
     transform = BucketTransform(num_buckets)
+    spark = SparkSession.getActiveSession()
+    if spark is not None:
+        ensure_workers_import_floe(spark)
 
     def bucket(values: pa.Array) -> pa.Array:
         if isinstance(source_type, UUIDType) and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
@@ -121,7 +176,8 @@ def _uuid_strings_to_bytes(values: pa.Array) -> pa.Array:
     return pa.array([None if v is None else uuid.UUID(v).bytes for v in values.to_pylist()], pa.binary(16))
 
 
-def _epoch_micros(col: Column, source_type: IcebergType) -> Column:
+def epoch_micros(col: Column, source_type: IcebergType) -> Column:
+    """Microseconds since 1970-01-01T00:00 (UTC) of a Spark timestamp / timestamp_ntz column."""
     if isinstance(source_type, TimestamptzType):
         return F.unix_micros(col)
     return F.timestamp_diff("MICROSECOND", F.lit("1970-01-01 00:00:00").cast("timestamp_ntz"), col)
@@ -136,7 +192,7 @@ def _floor_div(value: Column, unit: int) -> Column:
 def _epoch_days(col: Column, source_type: IcebergType) -> Column:
     if isinstance(source_type, DateType):
         return F.unix_date(col)
-    return _floor_div(_epoch_micros(col, source_type), _MICROS_PER_DAY)
+    return _floor_div(epoch_micros(col, source_type), _MICROS_PER_DAY)
 
 
 def _utc_date(col: Column, source_type: IcebergType) -> Column:
@@ -151,7 +207,7 @@ def _bucket(transform: BucketTransform, source_type: IcebergType, col: Column) -
         elif isinstance(source_type, DateType):
             as_long = F.unix_date(col).cast("long")
         else:
-            as_long = _epoch_micros(col, source_type)
+            as_long = epoch_micros(col, source_type)
         hashed = murmur3_seed0(as_long)
         if hashed is not None:
             # null in, null out: Murmur3Hash returns the seed for null, so mask it
@@ -193,7 +249,7 @@ def transform_column(transform: Transform, source_type: IcebergType, col: Column
     if isinstance(transform, TruncateTransform):
         return _truncate(transform, source_type, col)
     if isinstance(transform, HourTransform):
-        return _floor_div(_epoch_micros(col, source_type), _MICROS_PER_HOUR)
+        return _floor_div(epoch_micros(col, source_type), _MICROS_PER_HOUR)
     if isinstance(transform, DayTransform):
         return _epoch_days(col, source_type)
     if isinstance(transform, MonthTransform):

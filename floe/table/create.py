@@ -9,15 +9,15 @@ import pyarrow as pa
 from floe.io.arrow_schema import arrow_to_schema
 from floe.spec import properties as props
 from floe.spec.metadata_builder import MetadataBuilder, new_table_metadata
-from floe.spec.refs import MAIN_BRANCH
 from floe.spec.partitioning import UNPARTITIONED_SPEC, PartitionField, PartitionSpec
+from floe.spec.refs import MAIN_BRANCH
 from floe.spec.schema import Schema, assign_fresh_ids, walk_fields
 from floe.spec.sort_order import UNSORTED_SORT_ORDER, SortField, SortOrder
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.types import IcebergType, ListType, MapType, NestedField, StructType
 from floe.spec.updates import TableUpdate
 
-__all__ = ["to_schema", "create_table_metadata", "replacement_updates"]
+__all__ = ["create_table_metadata", "replacement_updates", "to_schema"]
 
 
 def to_schema(schema: Schema | pa.Schema) -> Schema:
@@ -68,8 +68,15 @@ def _reuse_ids(schema: Schema, base: Schema, last_column_id: int) -> Schema:
             for f in t.fields:
                 name = prefix + f.name
                 out.append(
-                    NestedField(next_id(name), f.name, visit(f.field_type, name + "."), f.required, f.doc,
-                                f.initial_default, f.write_default)
+                    NestedField(
+                        next_id(name),
+                        f.name,
+                        visit(f.field_type, name + "."),
+                        f.required,
+                        f.doc,
+                        f.initial_default,
+                        f.write_default,
+                    )
                 )
             return StructType(*out)
         if isinstance(t, ListType):
@@ -77,7 +84,13 @@ def _reuse_ids(schema: Schema, base: Schema, last_column_id: int) -> Schema:
             return ListType(next_id(name), visit(t.element_type, name + "."), t.element_required)
         if isinstance(t, MapType):
             k, v = prefix + "key", prefix + "value"
-            return MapType(next_id(k), visit(t.key_type, k + "."), next_id(v), visit(t.value_type, v + "."), t.value_required)
+            return MapType(
+                next_id(k),
+                visit(t.key_type, k + "."),
+                next_id(v),
+                visit(t.value_type, v + "."),
+                t.value_required,
+            )
         return t
 
     fresh = assign_fresh_ids(schema)  # consistent structure first, then final ids by name
@@ -85,7 +98,9 @@ def _reuse_ids(schema: Schema, base: Schema, last_column_id: int) -> Schema:
     assert isinstance(struct, StructType)
     id_by_name = {n: f.field_id for n, f in _walk(struct)}
     identifier_names = [fresh.find_column_name(i) for i in fresh.identifier_field_ids]
-    return Schema(*struct.fields, identifier_field_ids=[id_by_name[n] for n in identifier_names if n is not None])
+    return Schema(
+        *struct.fields, identifier_field_ids=[id_by_name[n] for n in identifier_names if n is not None]
+    )
 
 
 def _walk(struct: StructType) -> list[tuple[str, NestedField]]:
@@ -146,7 +161,9 @@ def replacement_updates(
     builder = MetadataBuilder(base)
     if version > base.format_version:
         builder.upgrade_format_version(version)
-    builder.set_current_schema(builder.add_schema(new_schema, max(base.last_column_id, new_schema.highest_field_id)))
+    builder.set_current_schema(
+        builder.add_schema(new_schema, max(base.last_column_id, new_schema.highest_field_id))
+    )
     builder.set_default_spec(builder.add_partition_spec(new_spec))
     builder.set_default_sort_order(builder.add_sort_order(new_order))
     if location and location.rstrip("/") != base.location:

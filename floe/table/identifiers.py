@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
 
 from floe.errors import NoSuchTableError, ValidationError
 
 __all__ = [
     "Identifier",
-    "Namespace",
     "IdentifierLike",
+    "Namespace",
+    "identifier_to_string",
+    "namespace_to_string",
+    "table_name",
+    "table_namespace",
     "to_identifier",
     "to_namespace",
-    "table_namespace",
-    "table_name",
-    "namespace_to_string",
-    "identifier_to_string",
 ]
 
 Identifier = tuple[str, ...]
 Namespace = tuple[str, ...]
-IdentifierLike = Union[str, Sequence[str]]
+IdentifierLike = str | Sequence[str]
 
 
 def _levels(value: IdentifierLike) -> tuple[str, ...]:

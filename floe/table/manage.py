@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
-__all__ = ["ManageSnapshots", "CherryPick", "SOURCE_SNAPSHOT_ID"]
+__all__ = ["SOURCE_SNAPSHOT_ID", "CherryPick", "ManageSnapshots"]
 
 SOURCE_SNAPSHOT_ID = "source-snapshot-id"  # summary key Java writes on cherry-picked snapshots
 
@@ -90,7 +90,9 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def create_tag(self, name: str, snapshot_id: int | None = None, *, max_ref_age_ms: int | None = None) -> ManageSnapshots:
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, *, max_ref_age_ms: int | None = None
+    ) -> ManageSnapshots:
         """Create a tag at ``snapshot_id`` (default: the current snapshot)."""
 
         def step(base: TableMetadata) -> list[TableUpdate]:
@@ -108,8 +110,14 @@ class ManageSnapshots(PendingUpdate):
             if ref is None:
                 raise ValidationError(f"Ref {name} does not exist in table {self._name}")
             if ref.is_branch != branch:
-                raise ValidationError(f"Ref {name} in table {self._name} is a {ref.type}, not a {'branch' if branch else 'tag'}")
-            return [SetSnapshotRef(name, replace(ref, snapshot_id=_snapshot(base, snapshot_id, self._name).snapshot_id))]
+                raise ValidationError(
+                    f"Ref {name} in table {self._name} is a {ref.type}, not a {'branch' if branch else 'tag'}"
+                )
+            return [
+                SetSnapshotRef(
+                    name, replace(ref, snapshot_id=_snapshot(base, snapshot_id, self._name).snapshot_id)
+                )
+            ]
 
         self._steps.append(step)
         return self
@@ -126,7 +134,9 @@ class ManageSnapshots(PendingUpdate):
         def step(base: TableMetadata) -> list[TableUpdate]:
             ref = base.refs.get(name)
             if ref is None or ref.is_branch != branch:
-                raise ValidationError(f"{'Branch' if branch else 'Tag'} {name} does not exist in table {self._name}")
+                raise ValidationError(
+                    f"{'Branch' if branch else 'Tag'} {name} does not exist in table {self._name}"
+                )
             if name == MAIN_BRANCH:
                 raise ValidationError(f"Cannot remove the main branch of table {self._name}")
             return [RemoveSnapshotRef(name)]
@@ -185,7 +195,9 @@ class ManageSnapshots(PendingUpdate):
 
     def set_current_snapshot(self, snapshot_id: int) -> ManageSnapshots:
         """Make any snapshot of the table current."""
-        self._steps.append(lambda base: self._set_main(base, _snapshot(base, snapshot_id, self._name).snapshot_id))
+        self._steps.append(
+            lambda base: self._set_main(base, _snapshot(base, snapshot_id, self._name).snapshot_id)
+        )
         return self
 
     def rollback_to(self, snapshot_id: int) -> ManageSnapshots:
@@ -214,7 +226,9 @@ class ManageSnapshots(PendingUpdate):
             for s in base.ancestors_of(base.current_snapshot_id):
                 if s.timestamp_ms < timestamp_ms:
                     return self._set_main(base, s.snapshot_id)
-            raise NoSuchSnapshotError(f"Table {self._name} has no ancestor snapshot older than {timestamp_ms}")
+            raise NoSuchSnapshotError(
+                f"Table {self._name} has no ancestor snapshot older than {timestamp_ms}"
+            )
 
         self._steps.append(step)
         return self
@@ -255,13 +269,23 @@ class CherryPick(SnapshotProducer):
     def _apply(self, base: TableMetadata) -> list[TableUpdate]:
         source = _snapshot(base, self._source, self._table.name())
         current = base.current_snapshot()
-        if source.parent_snapshot_id == base.current_snapshot_id or (current is None and source.parent_snapshot_id is None):
+        if source.parent_snapshot_id == base.current_snapshot_id or (
+            current is None and source.parent_snapshot_id is None
+        ):
             ref = base.refs.get(MAIN_BRANCH)
-            new = SnapshotRef.branch(source.snapshot_id) if ref is None else replace(ref, snapshot_id=source.snapshot_id)
+            new = (
+                SnapshotRef.branch(source.snapshot_id)
+                if ref is None
+                else replace(ref, snapshot_id=source.snapshot_id)
+            )
             return [SetSnapshotRef(MAIN_BRANCH, new)]  # fast-forward: the snapshot applies as it is
         for s in base.ancestors_of(base.current_snapshot_id):
-            if s.snapshot_id == source.snapshot_id or (s.summary is not None and s.summary.get(SOURCE_SNAPSHOT_ID) == str(self._source)):
-                raise ValidationError(f"Duplicate request to cherry pick snapshot {self._source} in table {self._table.name()}")
+            if s.snapshot_id == source.snapshot_id or (
+                s.summary is not None and s.summary.get(SOURCE_SNAPSHOT_ID) == str(self._source)
+            ):
+                raise ValidationError(
+                    f"Duplicate request to cherry pick snapshot {self._source} in table {self._table.name()}"
+                )
         if source.operation != Operation.APPEND:
             raise UnsupportedError(
                 f"Cannot cherry-pick snapshot {self._source} ({source.operation}) onto a different parent; only appends"
@@ -269,14 +293,19 @@ class CherryPick(SnapshotProducer):
         return super()._apply(base)
 
     def _manifests(
-        self, base: TableMetadata, parent: Snapshot | None, current: list[ManifestFile], summary: SummaryBuilder
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        current: list[ManifestFile],
+        summary: SummaryBuilder,
     ) -> list[ManifestFile]:
         source = _snapshot(base, self._source, self._table.name())
         added = []
         for m in read_manifest_files(self._table.io, source):
             if m.content == ManifestContent.DATA and m.added_snapshot_id == source.snapshot_id:
                 added += [
-                    e.data_file for e in self._read_entries(base, m)
+                    e.data_file
+                    for e in self._read_entries(base, m)
                     if e.status == ManifestEntryStatus.ADDED and e.snapshot_id == source.snapshot_id
                 ]
         if self._new is None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from floe.spec.manifest import ManifestFile
 
-__all__ = ["pack_end", "merge_manifests"]
+__all__ = ["merge_manifests", "pack_end"]
 
 
 def pack_end(items: Sequence[ManifestFile], target_size: int) -> list[list[ManifestFile]]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from floe.table.identifiers import Identifier, identifier_to_string
 from floe.errors import UnsupportedError
 from floe.io.fileio import FileIO
 from floe.spec.table_metadata import TableMetadata
+from floe.table.identifiers import Identifier, identifier_to_string
 
-__all__ = ["TableOperations", "ReadOnlyTableOperations"]
+__all__ = ["ReadOnlyTableOperations", "TableOperations"]
 
 
 class TableOperations(ABC):

@@ -8,7 +8,7 @@ from floe.io.locations import join
 from floe.spec.properties import WRITE_METADATA_LOCATION
 from floe.spec.table_metadata import TableMetadata
 
-__all__ = ["metadata_dir", "manifest_location", "manifest_list_location"]
+__all__ = ["manifest_list_location", "manifest_location", "metadata_dir"]
 
 
 def metadata_dir(metadata: TableMetadata) -> str:
@@ -22,6 +22,8 @@ def manifest_location(metadata: TableMetadata, commit_uuid: uuid.UUID, counter: 
     return join(metadata_dir(metadata), f"{commit_uuid}-m{counter}.avro")
 
 
-def manifest_list_location(metadata: TableMetadata, snapshot_id: int, attempt: int, commit_uuid: uuid.UUID) -> str:
+def manifest_list_location(
+    metadata: TableMetadata, snapshot_id: int, attempt: int, commit_uuid: uuid.UUID
+) -> str:
     """``<metadata dir>/snap-<snapshot id>-<attempt>-<commit uuid>.avro``."""
     return join(metadata_dir(metadata), f"snap-{snapshot_id}-{attempt}-{commit_uuid}.avro")

@@ -43,7 +43,7 @@ class PendingUpdate(ABC):
 
         The default writes no files, so there is nothing to remove.
         """
-        return None
+        return
 
     def commit(self) -> None:
         """Commit this change (or stage it in its transaction, which commits later).
@@ -60,7 +60,7 @@ class PendingUpdate(ABC):
         else:
             self._table.transaction()._stage(self).commit_transaction()
 
-    def __enter__(self) -> PendingUpdate:
+    def __enter__(self) -> PendingUpdate:  # noqa: PYI034 - Python 3.10 has no typing.Self
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
@@ -71,7 +71,9 @@ class PendingUpdate(ABC):
 class StaticUpdates(PendingUpdate):
     """A fixed list of updates (set/remove properties, replace-table metadata); replays unchanged."""
 
-    def __init__(self, table: Table, updates: list[TableUpdate], *, transaction: Transaction | None = None) -> None:
+    def __init__(
+        self, table: Table, updates: list[TableUpdate], *, transaction: Transaction | None = None
+    ) -> None:
         super().__init__(table, transaction)
         self._updates = list(updates)
 

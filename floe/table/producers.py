@@ -10,6 +10,7 @@ manifests per ``commit.manifest.*`` and runs conflict validation against commits
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from floe.errors import CommitConflictError, ValidationError
@@ -22,7 +23,14 @@ from floe.expressions.projection import strict_projection
 from floe.expressions.residual import PartitionEvaluator
 from floe.serde.manifest_writer import ManifestWriter
 from floe.spec import properties as P
-from floe.spec.manifest import DataFile, FileContent, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
+from floe.spec.manifest import (
+    DataFile,
+    FileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+)
 from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import TableMetadata
 from floe.table.manifest_merge import merge_manifests
@@ -34,7 +42,15 @@ if TYPE_CHECKING:
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
-__all__ = ["FastAppend", "MergeAppend", "Overwrite", "ReplacePartitions", "DeleteFiles", "RewriteFiles", "RowDelta"]
+__all__ = [
+    "DeleteFiles",
+    "FastAppend",
+    "MergeAppend",
+    "Overwrite",
+    "ReplacePartitions",
+    "RewriteFiles",
+    "RowDelta",
+]
 
 _DATA, _DELETES = ManifestContent.DATA, ManifestContent.DELETES
 
@@ -50,7 +66,9 @@ def _path(f: DataFile | str) -> str:
 class FastAppend(SnapshotProducer):
     """Append files in new manifests; existing manifests are kept as they are."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction, branch=branch)
         self._files: list[DataFile] = []
         self._new: list[ManifestFile] | None = None
@@ -72,7 +90,11 @@ class FastAppend(SnapshotProducer):
         return Operation.APPEND
 
     def _manifests(
-        self, base: TableMetadata, parent: Snapshot | None, current: list[ManifestFile], summary: SummaryBuilder
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        current: list[ManifestFile],
+        summary: SummaryBuilder,
     ) -> list[ManifestFile]:
         _check_specs(base, self._files)
         if self._new is None:
@@ -85,7 +107,9 @@ class FastAppend(SnapshotProducer):
 def _check_specs(base: TableMetadata, files: Iterable[DataFile]) -> None:
     for f in files:
         if base.spec_by_id(f.spec_id) is None:
-            raise ValidationError(f"File {f.file_path} names partition spec {f.spec_id}, which the table does not have")
+            raise ValidationError(
+                f"File {f.file_path} names partition spec {f.spec_id}, which the table does not have"
+            )
 
 
 class _FilterEvaluators:
@@ -96,9 +120,13 @@ class _FilterEvaluators:
         schema = base.schema()
         self._inclusive_metrics = InclusiveMetricsEvaluator(schema, expr, case_sensitive=case_sensitive)
         self._strict_metrics = StrictMetricsEvaluator(schema, expr, case_sensitive=case_sensitive)
-        self._by_spec: dict[int, tuple[Callable[[tuple[object, ...]], bool], Callable[[tuple[object, ...]], bool]]] = {}
+        self._by_spec: dict[
+            int, tuple[Callable[[tuple[object, ...]], bool], Callable[[tuple[object, ...]], bool]]
+        ] = {}
 
-    def _spec(self, spec_id: int) -> tuple[Callable[[tuple[object, ...]], bool], Callable[[tuple[object, ...]], bool]]:
+    def _spec(
+        self, spec_id: int
+    ) -> tuple[Callable[[tuple[object, ...]], bool], Callable[[tuple[object, ...]], bool]]:
         found = self._by_spec.get(spec_id)
         if found is None:
             schema, spec = self.base.schema(), self.base.spec_by_id(spec_id)
@@ -125,7 +153,9 @@ class _FilterEvaluators:
 class _MergingProducer(SnapshotProducer):
     """Shared machinery: added files, removed files (by path, filter or partition), merging, validation."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction, branch=branch)
         self._added_data: list[DataFile] = []
         self._added_deletes: list[DataFile] = []
@@ -213,7 +243,11 @@ class _MergingProducer(SnapshotProducer):
         if parent is None or parent.snapshot_id == self._starting_snapshot_id:
             return  # nothing was committed since this change was planned
         wants = self._check_conflicting_data or self._check_conflicting_deletes
-        wants = wants or (self._check_deleted_still_exist and bool(self._required_paths)) or bool(self._validate_data_exist)
+        wants = (
+            wants
+            or (self._check_deleted_still_exist and bool(self._required_paths))
+            or bool(self._validate_data_exist)
+        )
         if not wants:
             return
         name = self._table.name()
@@ -225,18 +259,27 @@ class _MergingProducer(SnapshotProducer):
             validate_files_still_exist(io, base, history, self._validate_data_exist, table=name)
         matcher = self._conflict_matcher(base)
         if self._check_conflicting_data:
-            validate_no_conflicting_files(io, base, history, matcher, content=_DATA, table=name, what="overwrite")
+            validate_no_conflicting_files(
+                io, base, history, matcher, content=_DATA, table=name, what="overwrite"
+            )
         if self._check_conflicting_deletes:
-            validate_no_conflicting_files(io, base, history, matcher, content=_DELETES, table=name, what="overwrite")
+            validate_no_conflicting_files(
+                io, base, history, matcher, content=_DELETES, table=name, what="overwrite"
+            )
 
     # -- manifests ------------------------------------------------------------------------------
-    def _replaced_partitions(self) -> set[tuple[int, tuple[object, ...]]]:
+    def _replaced_partitions(self) -> AbstractSet[tuple[int, tuple[object, ...]]]:
         return {(f.spec_id, f.partition) for f in self._added_data}
 
     def _has_removals(self) -> bool:
         return bool(self._delete_paths) or self._delete_filter is not None or self._replace_partitions
 
-    def _should_remove(self, f: DataFile, evaluators: _FilterEvaluators | None, partitions: set[tuple[int, tuple[object, ...]]]) -> bool:
+    def _should_remove(
+        self,
+        f: DataFile,
+        evaluators: _FilterEvaluators | None,
+        partitions: AbstractSet[tuple[int, tuple[object, ...]]],
+    ) -> bool:
         if f.file_path in self._delete_paths:
             return True
         if f.content == FileContent.DATA and (f.spec_id, f.partition) in partitions:
@@ -254,15 +297,24 @@ class _MergingProducer(SnapshotProducer):
         )
 
     def _filter_manifest(
-        self, base: TableMetadata, m: ManifestFile, evaluators: _FilterEvaluators | None,
-        partitions: set[tuple[int, tuple[object, ...]]], removed: list[ManifestEntry],
+        self,
+        base: TableMetadata,
+        m: ManifestFile,
+        evaluators: _FilterEvaluators | None,
+        partitions: AbstractSet[tuple[int, tuple[object, ...]]],
+        removed: list[ManifestEntry],
     ) -> ManifestFile:
         if not (m.has_added_files() or m.has_existing_files()):
             return m
         cached = self._filtered.get(m.manifest_path)
         if cached is None:
             entries = self._read_entries(base, m)
-            doomed = [e for e in entries if e.status != ManifestEntryStatus.DELETED and self._should_remove(e.data_file, evaluators, partitions)]
+            doomed = [
+                e
+                for e in entries
+                if e.status != ManifestEntryStatus.DELETED
+                and self._should_remove(e.data_file, evaluators, partitions)
+            ]
             if not doomed:
                 cached = (m, [])
             else:
@@ -312,23 +364,34 @@ class _MergingProducer(SnapshotProducer):
             return manifests
         return merge_manifests(
             manifests,
-            target_size=P.property_int(base.properties, P.MANIFEST_TARGET_SIZE_BYTES, P.MANIFEST_TARGET_SIZE_BYTES_DEFAULT),
-            min_count=P.property_int(base.properties, P.MANIFEST_MIN_MERGE_COUNT, P.MANIFEST_MIN_MERGE_COUNT_DEFAULT),
+            target_size=P.property_int(
+                base.properties, P.MANIFEST_TARGET_SIZE_BYTES, P.MANIFEST_TARGET_SIZE_BYTES_DEFAULT
+            ),
+            min_count=P.property_int(
+                base.properties, P.MANIFEST_MIN_MERGE_COUNT, P.MANIFEST_MIN_MERGE_COUNT_DEFAULT
+            ),
             merge=lambda spec_id, group: self._merge_bin(base, spec_id, group),
         )
 
     def _manifests(
-        self, base: TableMetadata, parent: Snapshot | None, current: list[ManifestFile], summary: SummaryBuilder
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        current: list[ManifestFile],
+        summary: SummaryBuilder,
     ) -> list[ManifestFile]:
         _check_specs(base, self._added_data + self._added_deletes)
         if self._added_deletes and base.format_version < 2:
-            raise ValidationError(f"Cannot add delete files to {self._table.name()}: format version 1 has no deletes")
+            raise ValidationError(
+                f"Cannot add delete files to {self._table.name()}: format version 1 has no deletes"
+            )
         data = [m for m in current if m.content == _DATA]
         deletes = [m for m in current if m.content == _DELETES]
         removed: list[ManifestEntry] = []
         if self._has_removals():
             evaluators = (
-                None if self._delete_filter is None
+                None
+                if self._delete_filter is None
                 else _FilterEvaluators(base, self._delete_filter, self._case_sensitive)
             )
             partitions = self._replaced_partitions() if self._replace_partitions else set()
@@ -379,7 +442,9 @@ class Overwrite(_MergingProducer):
     added data or delete files its filter matches (serializable isolation), or removed a file it deletes.
     """
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction, branch=branch)
         self._check_conflicting_data = True
         self._check_conflicting_deletes = True
@@ -414,7 +479,9 @@ class Overwrite(_MergingProducer):
 class ReplacePartitions(_MergingProducer):
     """Dynamic overwrite: every partition an added file belongs to is replaced by the added files."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction, branch=branch)
         self._replace_partitions = True
         self._check_conflicting_data = True
@@ -434,7 +501,9 @@ class ReplacePartitions(_MergingProducer):
 class DeleteFiles(_MergingProducer):
     """Delete whole files by name or by a row filter every row of a file must match."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction, branch=branch)
 
     def delete_file(self, data_file: DataFile | str) -> DeleteFiles:
@@ -504,7 +573,9 @@ class RewriteFiles(_MergingProducer):
 class RowDelta(_MergingProducer):
     """Add data files and delete files together (merge-on-read updates, deletes and merges)."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction, branch=branch)
 
     def add_rows(self, data_file: DataFile) -> RowDelta:
@@ -553,4 +624,3 @@ class RowDelta(_MergingProducer):
         if adds_deletes and not adds_data:
             return Operation.DELETE
         return Operation.OVERWRITE
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 from floe.io.fileio import FileIO
 from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest
+from floe.spec.manifest import ManifestFile
 from floe.spec.table_metadata import TableMetadata
 
 __all__ = ["purge_table_files"]
@@ -18,7 +19,7 @@ def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: st
     Returns:
         How many locations were deleted or already absent.
     """
-    manifests: dict[str, object] = {}
+    manifests: dict[str, ManifestFile] = {}
     lists: set[str] = set()
     for s in metadata.snapshots:
         if s.manifest_list:
@@ -32,7 +33,7 @@ def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: st
     for path, m in manifests.items():
         try:
             with io.new_input(path).open() as fo:
-                entries = read_manifest(fo.read(), manifest_file=m)  # type: ignore[arg-type]
+                entries = read_manifest(fo.read(), manifest_file=m)
         except FileNotFoundError:
             continue
         content.update(e.data_file.file_path for e in entries)

@@ -41,8 +41,12 @@ class RetryPolicy:
         """The policy a table's properties ask for (defaults as in Iceberg Java)."""
         return RetryPolicy(
             num_retries=max(0, property_int(properties, COMMIT_NUM_RETRIES, COMMIT_NUM_RETRIES_DEFAULT)),
-            min_wait_ms=max(0, property_int(properties, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS_DEFAULT)),
-            max_wait_ms=max(0, property_int(properties, COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS_DEFAULT)),
+            min_wait_ms=max(
+                0, property_int(properties, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS_DEFAULT)
+            ),
+            max_wait_ms=max(
+                0, property_int(properties, COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS_DEFAULT)
+            ),
             total_timeout_ms=max(
                 0, property_int(properties, COMMIT_TOTAL_RETRY_TIME_MS, COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT)
             ),

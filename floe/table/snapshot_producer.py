@@ -14,6 +14,7 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
 from floe.scan.planner import read_manifest_files
@@ -27,8 +28,6 @@ from floe.spec.updates import AddSnapshot, SetSnapshotRef, TableUpdate
 from floe.table.paths import manifest_list_location, manifest_location
 from floe.table.pending import PendingUpdate
 from floe.table.summary import SummaryBuilder
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -48,7 +47,9 @@ def new_snapshot_id() -> int:
 class SnapshotProducer(PendingUpdate):
     """Writes manifests and a manifest list, and adds the resulting snapshot to a branch."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
+    ) -> None:
         super().__init__(table, transaction)
         self._branch = branch or MAIN_BRANCH
         self._snapshot_id = new_snapshot_id()
@@ -85,7 +86,11 @@ class SnapshotProducer(PendingUpdate):
 
     @abstractmethod
     def _manifests(
-        self, base: TableMetadata, parent: Snapshot | None, current: list[ManifestFile], summary: SummaryBuilder
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        current: list[ManifestFile],
+        summary: SummaryBuilder,
     ) -> list[ManifestFile]:
         """The new snapshot's manifests given the parent's ``current`` ones; count changes into ``summary``."""
 
@@ -95,7 +100,7 @@ class SnapshotProducer(PendingUpdate):
         Raises:
             CommitConflictError: they do.
         """
-        return None
+        return
 
     # -- helpers for subclasses --------------------------------------------------------------------
     def _read_entries(self, base: TableMetadata, manifest: ManifestFile) -> list[ManifestEntry]:
@@ -113,7 +118,9 @@ class SnapshotProducer(PendingUpdate):
     ) -> ManifestFile:
         spec = base.spec_by_id(spec_id)
         if spec is None:
-            raise ValidationError(f"Cannot write a manifest for unknown partition spec {spec_id} of {self._table.name()}")
+            raise ValidationError(
+                f"Cannot write a manifest for unknown partition spec {spec_id} of {self._table.name()}"
+            )
         self._manifest_counter += 1
         location = manifest_location(base, self._commit_uuid, self._manifest_counter)
         buf = _io.BytesIO()
@@ -134,7 +141,12 @@ class SnapshotProducer(PendingUpdate):
         return manifest
 
     def _write_new_files(
-        self, base: TableMetadata, files: Iterable[DataFile], content: ManifestContent, *, data_sequence_number: int | None = None
+        self,
+        base: TableMetadata,
+        files: Iterable[DataFile],
+        content: ManifestContent,
+        *,
+        data_sequence_number: int | None = None,
     ) -> list[ManifestFile]:
         """One manifest per partition spec holding ``files`` as ADDED entries."""
         by_spec: dict[int, list[DataFile]] = {}
@@ -154,7 +166,9 @@ class SnapshotProducer(PendingUpdate):
     def _apply(self, base: TableMetadata) -> list[TableUpdate]:
         ref = base.refs.get(self._branch)
         if ref is not None and not ref.is_branch:
-            raise ValidationError(f"Cannot commit to {self._branch} of {self._table.name()}: it is a tag, not a branch")
+            raise ValidationError(
+                f"Cannot commit to {self._branch} of {self._table.name()}: it is a tag, not a branch"
+            )
         parent = base.snapshot_by_id(ref.snapshot_id) if ref is not None else None
         if base.snapshot_by_id(self._snapshot_id) is not None:
             raise ValidationError(f"Snapshot id {self._snapshot_id} already exists in {self._table.name()}")
@@ -188,9 +202,15 @@ class SnapshotProducer(PendingUpdate):
         self._last_used = after | {list_location}
         added_rows = None
         if v3:
-            fresh = {m.manifest_path for m in manifests if m.content == ManifestContent.DATA and m.first_row_id is None}
+            fresh = {
+                m.manifest_path
+                for m in manifests
+                if m.content == ManifestContent.DATA and m.first_row_id is None
+            }
             added_rows = sum(
-                (m.added_rows_count or 0) + (m.existing_rows_count or 0) for m in written if m.manifest_path in fresh
+                (m.added_rows_count or 0) + (m.existing_rows_count or 0)
+                for m in written
+                if m.manifest_path in fresh
             )
         snapshot = Snapshot(
             snapshot_id=self._snapshot_id,
@@ -205,7 +225,11 @@ class SnapshotProducer(PendingUpdate):
         )
         updates: list[TableUpdate] = [AddSnapshot(snapshot)]
         if not self._stage_only:
-            new_ref = SnapshotRef.branch(self._snapshot_id) if ref is None else replace(ref, snapshot_id=self._snapshot_id)
+            new_ref = (
+                SnapshotRef.branch(self._snapshot_id)
+                if ref is None
+                else replace(ref, snapshot_id=self._snapshot_id)
+            )
             updates.append(SetSnapshotRef(self._branch, new_ref))
         return updates
 

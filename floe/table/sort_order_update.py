@@ -20,17 +20,23 @@ __all__ = ["ReplaceSortOrder"]
 class ReplaceSortOrder(PendingUpdate):
     """Chain ``asc``/``desc`` keys (an empty chain means unsorted), then ``commit()``."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, case_sensitive: bool = True) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, case_sensitive: bool = True
+    ) -> None:
         super().__init__(table, transaction)
         self._case_sensitive = case_sensitive
         self._keys: list[tuple[str, Transform | None, SortDirection, NullOrder | None]] = []
 
-    def asc(self, column: str, transform: Transform | None = None, null_order: NullOrder = NullOrder.NULLS_FIRST) -> ReplaceSortOrder:
+    def asc(
+        self, column: str, transform: Transform | None = None, null_order: NullOrder = NullOrder.NULLS_FIRST
+    ) -> ReplaceSortOrder:
         """Sort ascending by ``transform(column)`` (identity by default)."""
         self._keys.append((column, transform, SortDirection.ASC, null_order))
         return self
 
-    def desc(self, column: str, transform: Transform | None = None, null_order: NullOrder = NullOrder.NULLS_LAST) -> ReplaceSortOrder:
+    def desc(
+        self, column: str, transform: Transform | None = None, null_order: NullOrder = NullOrder.NULLS_LAST
+    ) -> ReplaceSortOrder:
         """Sort descending by ``transform(column)``."""
         self._keys.append((column, transform, SortDirection.DESC, null_order))
         return self
@@ -39,7 +45,9 @@ class ReplaceSortOrder(PendingUpdate):
         """The order these keys produce against the current schema."""
         md = base or self._table.metadata
         builder = SortOrderBuilder(
-            md.schema(), order_id=max(o.order_id for o in md.sort_orders) + 1, case_sensitive=self._case_sensitive
+            md.schema(),
+            order_id=max(o.order_id for o in md.sort_orders) + 1,
+            case_sensitive=self._case_sensitive,
         )
         for column, transform, direction, nulls in self._keys:
             builder.add(column, transform, direction, nulls)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from floe.spec.manifest import DataFile, FileContent
 from floe.spec.snapshot import Operation, Snapshot, Summary
 
-__all__ = ["SummaryBuilder", "TOTAL_KEYS"]
+__all__ = ["TOTAL_KEYS", "SummaryBuilder"]
 
 # (total key, the count keys that add to it, the count keys that subtract from it)
 TOTAL_KEYS: tuple[tuple[str, str, str], ...] = (

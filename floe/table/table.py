@@ -11,6 +11,7 @@ it hands to the writer registered in :mod:`floe.write` - the seam between commit
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -46,7 +47,7 @@ from floe.table.update_spec import UpdateSpec
 if TYPE_CHECKING:
     from floe.catalog.base import Catalog
 
-__all__ = ["Table", "WRITER_MODULE"]
+__all__ = ["WRITER_MODULE", "Table"]
 
 # The data-writing seam: floe.write must define ``append(table, data, *, snapshot_properties, branch)``
 # (and ``overwrite(...)``) that write files for Arrow tables / Spark DataFrames and commit them.
@@ -179,7 +180,7 @@ class Table:
         """
         if snapshot_id is not None and self.metadata.snapshot_by_id(snapshot_id) is None:
             raise NoSuchSnapshotError(f"Cannot find snapshot {snapshot_id} in table {self.name()}")
-        return TableScan.of(
+        scan = TableScan.of(
             self,
             row_filter=row_filter,
             selected_fields=selected_fields,
@@ -189,6 +190,8 @@ class Table:
             ref=ref,
             options=options,
         )
+        # ``name`` is a method here (as in PyIceberg), not the attribute TableScan.of looks for.
+        return dataclasses.replace(scan, table_name=self.name())
 
     # -- changing --------------------------------------------------------------------------------------
     def transaction(self) -> Transaction:
@@ -242,7 +245,10 @@ class Table:
         """
         files = _as_data_files(data)
         if files is None:
-            return _writer("append")(self, data, snapshot_properties=snapshot_properties, branch=branch)
+            written: Table = _writer("append")(
+                self, data, snapshot_properties=snapshot_properties, branch=branch
+            )
+            return written
         op = self.new_append(branch=branch)
         for f in files:
             op.append_file(f)
@@ -265,16 +271,36 @@ class Table:
         """
         files = _as_data_files(data)
         if files is None:
-            return _writer("overwrite")(
-                self, data, overwrite_filter=overwrite_filter, snapshot_properties=snapshot_properties, branch=branch
+            replaced: Table = _writer("overwrite")(
+                self,
+                data,
+                overwrite_filter=overwrite_filter,
+                snapshot_properties=snapshot_properties,
+                branch=branch,
             )
-        op = self.new_overwrite(branch=branch).overwrite_by_filter(overwrite_filter if overwrite_filter is not None else "true")
+            return replaced
+        op = self.new_overwrite(branch=branch).overwrite_by_filter(
+            overwrite_filter if overwrite_filter is not None else "true"
+        )
         for f in files:
             op.add_file(f)
         for k, v in (snapshot_properties or {}).items():
             op.set(k, v)
         op.commit()
         return self
+
+    def dynamic_partition_overwrite(
+        self,
+        data: Any,
+        *,
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+    ) -> Table:
+        """Replace every partition ``data`` (a pyarrow Table or Spark DataFrame) has rows in, via :mod:`floe.write`."""
+        written: Table = _writer("dynamic_partition_overwrite")(
+            self, data, snapshot_properties=snapshot_properties, branch=branch
+        )
+        return written
 
     def manage_snapshots(self) -> ManageSnapshots:
         """Branches, tags, rollback, set-current and cherry-pick (chain calls, then ``commit()``)."""
@@ -300,9 +326,13 @@ class Table:
         self.manage_snapshots().cherry_pick(snapshot_id).commit()
         return self
 
-    def update_schema(self, *, allow_incompatible_changes: bool = False, case_sensitive: bool = True) -> UpdateSchema:
+    def update_schema(
+        self, *, allow_incompatible_changes: bool = False, case_sensitive: bool = True
+    ) -> UpdateSchema:
         """Schema evolution: ``with table.update_schema() as u: u.add_column("x", LongType())``."""
-        return UpdateSchema(self, allow_incompatible_changes=allow_incompatible_changes, case_sensitive=case_sensitive)
+        return UpdateSchema(
+            self, allow_incompatible_changes=allow_incompatible_changes, case_sensitive=case_sensitive
+        )
 
     def update_spec(self, *, case_sensitive: bool = True) -> UpdateSpec:
         """Partition evolution: ``with table.update_spec() as u: u.add_field("ts", DayTransform())``."""
@@ -345,5 +375,3 @@ def _writer(kind: str) -> Any:
     if fn is None:
         raise UnsupportedError(f"{WRITER_MODULE} does not provide {kind}()")
     return fn
-
-

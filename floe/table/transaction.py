@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 from floe.errors import CommitFailedError, CommitStateUnknownError, ValidationError
 from floe.spec.metadata_builder import apply_updates
 from floe.spec.table_metadata import TableMetadata
-from floe.spec.updates import RemoveProperties, SetProperties, TableRequirement, TableUpdate, validate_requirements
+from floe.spec.updates import (
+    RemoveProperties,
+    SetProperties,
+    TableRequirement,
+    TableUpdate,
+    validate_requirements,
+)
 from floe.table.manage import ManageSnapshots
 from floe.table.operations import TableOperations
 from floe.table.pending import PendingUpdate, StaticUpdates
@@ -118,10 +124,15 @@ class Transaction:
         """A table handle reflecting the staged changes, for builders created inside the transaction."""
         return self._table._with_metadata(self._current)
 
-    def update_schema(self, *, allow_incompatible_changes: bool = False, case_sensitive: bool = True) -> UpdateSchema:
+    def update_schema(
+        self, *, allow_incompatible_changes: bool = False, case_sensitive: bool = True
+    ) -> UpdateSchema:
         """Schema evolution inside this transaction (see :class:`floe.table.update_schema.UpdateSchema`)."""
         return UpdateSchema(
-            self._view(), self, allow_incompatible_changes=allow_incompatible_changes, case_sensitive=case_sensitive
+            self._view(),
+            self,
+            allow_incompatible_changes=allow_incompatible_changes,
+            case_sensitive=case_sensitive,
         )
 
     def update_spec(self, *, case_sensitive: bool = True) -> UpdateSpec:
@@ -199,7 +210,7 @@ class Transaction:
             else:
                 base, base_location = self._ops.load()
                 updates = self._replay(base)
-            assert base is not None
+            assert base is not None and base_location is not None
             if not updates:
                 return base, base_location  # nothing to change: no new metadata version
             # One build from the base records the replaced file in metadata-log (spec "Table Metadata").

@@ -55,8 +55,13 @@ class _Tree:
                 visit(t.value_id, t.value_type)
 
         visit(_ROOT, schema.as_struct())
-        return _Tree(fields, children, lambda i: schema.find_column_name(i) or str(i), last_column_id,
-                     list(schema.identifier_field_ids))
+        return _Tree(
+            fields,
+            children,
+            lambda i: schema.find_column_name(i) or str(i),
+            last_column_id,
+            list(schema.identifier_field_ids),
+        )
 
     def next_id(self) -> int:
         self.last_id += 1
@@ -68,17 +73,31 @@ class _Tree:
         if isinstance(t, ListType):
             return ListType(t.element_id, self.build_type(t.element_id, t.element_type), t.element_required)
         if isinstance(t, MapType):
-            return MapType(t.key_id, self.build_type(t.key_id, t.key_type), t.value_id,
-                           self.build_type(t.value_id, t.value_type), t.value_required)
+            return MapType(
+                t.key_id,
+                self.build_type(t.key_id, t.key_type),
+                t.value_id,
+                self.build_type(t.value_id, t.value_type),
+                t.value_required,
+            )
         return t
 
     def build_field(self, field_id: int) -> NestedField:
         f = self.fields[field_id]
-        return NestedField(f.field_id, f.name, self.build_type(f.field_id, f.field_type), f.required, f.doc,
-                           f.initial_default, f.write_default)
+        return NestedField(
+            f.field_id,
+            f.name,
+            self.build_type(f.field_id, f.field_type),
+            f.required,
+            f.doc,
+            f.initial_default,
+            f.write_default,
+        )
 
     def build(self) -> Schema:
-        return Schema(*(self.build_field(i) for i in self.children[_ROOT]), identifier_field_ids=self.identifier_ids)
+        return Schema(
+            *(self.build_field(i) for i in self.children[_ROOT]), identifier_field_ids=self.identifier_ids
+        )
 
 
 class UpdateSchema(PendingUpdate):
@@ -111,11 +130,13 @@ class UpdateSchema(PendingUpdate):
         t = f.field_type
         owner = f.field_id
         if isinstance(t, ListType):
-            t, owner = t.element_type, t.element_id
+            owner, t = t.element_id, t.element_type
         elif isinstance(t, MapType):
-            t, owner = t.value_type, t.value_id
+            owner, t = t.value_id, t.value_type
         if not isinstance(t, StructType):
-            raise ValidationError(f"Cannot add a field to {parent!r} of table {self._table.name()}: it is {t}, not a struct")
+            raise ValidationError(
+                f"Cannot add a field to {parent!r} of table {self._table.name()}: it is {t}, not a struct"
+            )
         return owner
 
     def _sibling_named(self, tree: _Tree, owner: int, name: str) -> int | None:
@@ -154,7 +175,9 @@ class UpdateSchema(PendingUpdate):
         def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
             owner = _ROOT if len(parts) == 1 else self._struct_owner(tree, schema, ".".join(parts[:-1]))
             if self._sibling_named(tree, owner, parts[-1]) is not None:
-                raise ValidationError(f"Cannot add column {'.'.join(parts)!r}: it already exists in table {self._table.name()}")
+                raise ValidationError(
+                    f"Cannot add column {'.'.join(parts)!r}: it already exists in table {self._table.name()}"
+                )
             fid = tree.next_id()
             typ = _fresh_ids(field_type, tree.next_id)
             tree.fields[fid] = NestedField(fid, parts[-1], typ, required, doc)
@@ -172,9 +195,13 @@ class UpdateSchema(PendingUpdate):
             if f.field_id in tree.identifier_ids:
                 raise ValidationError(f"Cannot drop identifier field {name!r} of table {self._table.name()}")
             if f.field_id in base.spec().source_ids:
-                raise ValidationError(f"Cannot drop column {name!r}: the current partition spec of {self._table.name()} uses it")
+                raise ValidationError(
+                    f"Cannot drop column {name!r}: the current partition spec of {self._table.name()} uses it"
+                )
             if any(f.field_id in sf.source_ids for sf in base.sort_order().fields):
-                raise ValidationError(f"Cannot drop column {name!r}: the sort order of {self._table.name()} uses it")
+                raise ValidationError(
+                    f"Cannot drop column {name!r}: the sort order of {self._table.name()} uses it"
+                )
             tree.children[self._owner_of(tree, f.field_id)].remove(f.field_id)
 
         self._ops.append(op)
@@ -192,10 +219,19 @@ class UpdateSchema(PendingUpdate):
             owner = self._owner_of(tree, f.field_id)
             clash = self._sibling_named(tree, owner, new_name)
             if clash is not None and clash != f.field_id:
-                raise ValidationError(f"Cannot rename {name!r} to {new_name!r}: a column with that name exists")
+                raise ValidationError(
+                    f"Cannot rename {name!r} to {new_name!r}: a column with that name exists"
+                )
             cur = tree.fields[f.field_id]
-            tree.fields[f.field_id] = NestedField(cur.field_id, new_name, cur.field_type, cur.required, cur.doc,
-                                                  cur.initial_default, cur.write_default)
+            tree.fields[f.field_id] = NestedField(
+                cur.field_id,
+                new_name,
+                cur.field_type,
+                cur.required,
+                cur.doc,
+                cur.initial_default,
+                cur.write_default,
+            )
 
         self._ops.append(op)
         return self
@@ -219,14 +255,25 @@ class UpdateSchema(PendingUpdate):
             cur = tree.fields[f.field_id]
             new_type = cur.field_type
             if field_type is not None and field_type != cur.field_type:
-                if not cur.field_type.is_primitive or not is_promotion_allowed(cur.field_type, field_type, base.format_version):
-                    raise ValidationError(f"Cannot change column {name!r} from {cur.field_type} to {field_type}")
+                if not cur.field_type.is_primitive or not is_promotion_allowed(
+                    cur.field_type, field_type, base.format_version
+                ):
+                    raise ValidationError(
+                        f"Cannot change column {name!r} from {cur.field_type} to {field_type}"
+                    )
                 new_type = field_type
             new_required = cur.required if required is None else required
             if new_required and not cur.required and not self._allow_incompatible:
                 raise ValidationError(f"Incompatible change: cannot make optional column {name!r} required")
-            tree.fields[f.field_id] = NestedField(cur.field_id, cur.name, new_type, new_required,
-                                                  cur.doc if doc is None else doc, cur.initial_default, cur.write_default)
+            tree.fields[f.field_id] = NestedField(
+                cur.field_id,
+                cur.name,
+                new_type,
+                new_required,
+                cur.doc if doc is None else doc,
+                cur.initial_default,
+                cur.write_default,
+            )
 
         self._ops.append(op)
         return self
@@ -260,7 +307,9 @@ class UpdateSchema(PendingUpdate):
             if f.field_id == o.field_id:
                 raise ValidationError(f"Cannot move {name!r} relative to itself")
             if self._owner_of(tree, f.field_id) != self._owner_of(tree, o.field_id):
-                raise ValidationError(f"Cannot move {name!r} next to {other!r}: they are in different structs")
+                raise ValidationError(
+                    f"Cannot move {name!r} next to {other!r}: they are in different structs"
+                )
             holder["other"] = o.field_id
 
         self._ops.append(resolve)
@@ -316,15 +365,20 @@ def _fresh_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:
     """Nested types of an added column get ids from the table's counter (callers' ids are placeholders)."""
     if isinstance(t, StructType):
         ids = [next_id() for _ in t.fields]
-        return StructType(*(
-            NestedField(i, f.name, _fresh_ids(f.field_type, next_id), f.required, f.doc) for i, f in zip(ids, t.fields)
-        ))
+        return StructType(
+            *(
+                NestedField(i, f.name, _fresh_ids(f.field_type, next_id), f.required, f.doc)
+                for i, f in zip(ids, t.fields)
+            )
+        )
     if isinstance(t, ListType):
         eid = next_id()
         return ListType(eid, _fresh_ids(t.element_type, next_id), t.element_required)
     if isinstance(t, MapType):
         kid, vid = next_id(), next_id()
-        return MapType(kid, _fresh_ids(t.key_type, next_id), vid, _fresh_ids(t.value_type, next_id), t.value_required)
+        return MapType(
+            kid, _fresh_ids(t.key_type, next_id), vid, _fresh_ids(t.value_type, next_id), t.value_required
+        )
     return t
 
 

@@ -27,7 +27,9 @@ __all__ = ["UpdateSpec"]
 class UpdateSpec(PendingUpdate):
     """Record partition field changes, then ``commit()`` (or use as a context manager)."""
 
-    def __init__(self, table: Table, transaction: Transaction | None = None, *, case_sensitive: bool = True) -> None:
+    def __init__(
+        self, table: Table, transaction: Transaction | None = None, *, case_sensitive: bool = True
+    ) -> None:
         super().__init__(table, transaction)
         self._case_sensitive = case_sensitive
         self._ops: list[Callable[[list[PartitionField], TableMetadata, list[int]], None]] = []
@@ -38,7 +40,9 @@ class UpdateSpec(PendingUpdate):
                 return i
         raise ValidationError(f"Cannot find partition field {name!r} in table {self._table.name()}")
 
-    def add_field(self, source: str, transform: Transform | str | None = None, name: str | None = None) -> UpdateSpec:
+    def add_field(
+        self, source: str, transform: Transform | str | None = None, name: str | None = None
+    ) -> UpdateSpec:
         """Partition new data by ``transform(source)`` (identity by default); ``name`` defaults to Java's."""
         t = parse_transform(transform) if isinstance(transform, str) else (transform or IdentityTransform())
 
@@ -49,13 +53,23 @@ class UpdateSpec(PendingUpdate):
                 raise ValidationError(f"Cannot partition {source!r} ({src.field_type}) by {t}")
             for f in fields:
                 if f.source_id == src.field_id and str(f.transform) == str(t):
-                    raise ValidationError(f"Cannot add duplicate partition field {f.name!r}: {t}({source}) exists")
-            pname = name or default_partition_name(schema.find_column_name(src.field_id) or src.name, t, for_evolution=True)
+                    raise ValidationError(
+                        f"Cannot add duplicate partition field {f.name!r}: {t}({source}) exists"
+                    )
+            pname = name or default_partition_name(
+                schema.find_column_name(src.field_id) or src.name, t, for_evolution=True
+            )
             if any(f.name == pname for f in fields if not (base.format_version == 1 and f.transform.is_void)):
                 raise ValidationError(f"Cannot add partition field {pname!r}: a field with that name exists")
             if pname in schema.column_names and not (isinstance(t, IdentityTransform) and pname == src.name):
-                raise ValidationError(f"Cannot add partition field {pname!r}: it conflicts with a column name")
-            known = {(pf.source_id, str(pf.transform)): pf.field_id for s in base.partition_specs for pf in s.fields}
+                raise ValidationError(
+                    f"Cannot add partition field {pname!r}: it conflicts with a column name"
+                )
+            known = {
+                (pf.source_id, str(pf.transform)): pf.field_id
+                for s in base.partition_specs
+                for pf in s.fields
+            }
             fid = known.get((src.field_id, str(t)))
             if fid is None:
                 counter[0] += 1
@@ -89,7 +103,9 @@ class UpdateSpec(PendingUpdate):
         def op(fields: list[PartitionField], base: TableMetadata, counter: list[int]) -> None:
             i = self._find(fields, name)
             if any(f.name == new_name for f in fields):
-                raise ValidationError(f"Cannot rename partition field {name!r} to {new_name!r}: the name exists")
+                raise ValidationError(
+                    f"Cannot rename partition field {name!r} to {new_name!r}: the name exists"
+                )
             f = fields[i]
             fields[i] = PartitionField(f.source_id, f.field_id, f.transform, new_name, f.source_ids)
 

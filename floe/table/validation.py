@@ -18,12 +18,12 @@ from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import TableMetadata
 
 __all__ = [
-    "snapshots_since",
-    "changed_files_since",
-    "validate_no_conflicting_files",
-    "validate_files_still_exist",
     "DATA_CHANGING",
     "DELETE_CHANGING",
+    "changed_files_since",
+    "snapshots_since",
+    "validate_files_still_exist",
+    "validate_no_conflicting_files",
 ]
 
 # Snapshots that can add data files others might overwrite, and ones that add delete files / remove files.
@@ -79,7 +79,10 @@ def changed_files_since(
             with io.new_input(m.manifest_path).open() as fo:
                 data = fo.read()
             entries = read_manifest(
-                data, manifest_file=m, partition_spec=base.spec_by_id(m.partition_spec_id), schema=base.schema()
+                data,
+                manifest_file=m,
+                partition_spec=base.spec_by_id(m.partition_spec_id),
+                schema=base.schema(),
             )
             for e in entries:
                 if e.status == status and e.snapshot_id == s.snapshot_id:

@@ -44,6 +44,8 @@ def _cast(arr: pa.Array | pa.ChunkedArray, target: pa.DataType, column: str, tab
     if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.uuid":
         if isinstance(arr.type, pa.BaseExtensionType):
             return arr
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            arr = _uuid_strings(arr, column, table_name)  # Spark shows uuid columns as strings
         storage = arr.cast(target.storage_type)
         if isinstance(storage, pa.ChunkedArray):
             return pa.chunked_array([pa.ExtensionArray.from_storage(target, c) for c in storage.chunks], type=target)
@@ -54,6 +56,16 @@ def _cast(arr: pa.Array | pa.ChunkedArray, target: pa.DataType, column: str, tab
         raise ValidationError(
             f"Cannot write column {column!r} of type {arr.type} to table {table_name} as {target}: {e}"
         ) from e
+
+
+def _uuid_strings(arr: pa.Array | pa.ChunkedArray, column: str, table_name: str) -> pa.Array:
+    out = []
+    for v in arr.to_pylist():
+        try:
+            out.append(None if v is None else uuid.UUID(v).bytes)
+        except ValueError:
+            raise ValidationError(f"Cannot write {v!r} to uuid column {column!r} of table {table_name}") from None
+    return pa.array(out, pa.binary(16))
 
 
 def conform(data: Data, arrow_schema: pa.Schema, schema: Schema, *, table_name: str) -> pa.Table:

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from floe.errors import ValidationError
 from floe.spec.schema import Schema
 from floe.spec.types import (
+    BinaryType,
+    FixedType,
     IcebergType,
+    StringType,
+    UUIDType,
     ListType,
     MapType,
     NestedField,
@@ -44,6 +48,7 @@ def check_write_schema(
     table_name: str,
     merge_schema: bool = False,
     format_version: int = 2,
+    spark_types: bool = False,
 ) -> SchemaChanges:
     """Check that data laid out as ``data_schema`` can be written to a table with ``table_schema``.
 
@@ -54,6 +59,7 @@ def check_write_schema(
         merge_schema: collect the changes that make the data fit instead of failing on extra columns
             or wider types.
         format_version: the table's format version (type promotions allowed).
+        spark_types: the data comes from Spark, which shows ``uuid`` as string and ``fixed`` as binary.
 
     Returns:
         The schema changes to apply first (empty unless ``merge_schema``).
@@ -65,7 +71,8 @@ def check_write_schema(
     data = data_schema.as_struct() if isinstance(data_schema, Schema) else data_schema
     add: list[tuple[str, IcebergType]] = []
     widen: list[tuple[str, IcebergType]] = []
-    _check_struct(table_schema.as_struct(), data, "", table_name, merge_schema, format_version, add, widen)
+    fv = -format_version if spark_types else format_version  # sign carries the flag through the recursion
+    _check_struct(table_schema.as_struct(), data, "", table_name, merge_schema, fv, add, widen)
     return SchemaChanges(tuple(add), tuple(widen))
 
 
@@ -130,9 +137,12 @@ def _check_field(
         _check_field(t.key_field, d.key_field, name + ".key", table_name, merge, fv, add, widen)
         _check_field(t.value_field, d.value_field, name + ".value", table_name, merge, fv, add, widen)
         return
-    if t == d or is_promotion_allowed(d, t, fv):
+    spark, version = fv < 0, abs(fv)
+    if t == d or is_promotion_allowed(d, t, version):
         return
-    if merge and is_promotion_allowed(t, d, fv) and not name.endswith((".element", ".key", ".value")):
+    if spark and ((isinstance(t, UUIDType) and isinstance(d, StringType)) or (isinstance(t, FixedType) and isinstance(d, BinaryType))):
+        return
+    if merge and is_promotion_allowed(t, d, version) and not name.endswith((".element", ".key", ".value")):
         widen.append((name, d))
         return
     raise _incompatible(name, table_name, t, d)

@@ -10,16 +10,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import floe
 from floe.catalog.base import Catalog
 from floe.io.arrow_schema import schema_to_arrow
-from floe.io.parquet_metrics import footer_metrics
 from floe.io.locations import to_local_path
+from floe.io.parquet_metrics import footer_metrics
 from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntryStatus
 from floe.table.table import Table
-
-import floe
 
 
 def open_catalog(props: Mapping[str, str]) -> Catalog:
@@ -36,13 +35,25 @@ def write_data_file(table: Table, rows: list[dict[str, Any]], partition: tuple[A
     pq.write_table(pa.Table.from_pylist(rows, schema=schema_to_arrow(table.schema())), path)
     m = footer_metrics(pq.ParquetFile(path).metadata, table.schema())
     return DataFile(
-        FileContent.DATA, location, FileFormat.PARQUET, tuple(partition), m.record_count, os.path.getsize(path),
-        dict(m.column_sizes), dict(m.value_counts), dict(m.null_value_counts), dict(m.nan_value_counts),
-        dict(m.lower_bounds), dict(m.upper_bounds), spec_id=table.spec().spec_id,
+        FileContent.DATA,
+        location,
+        FileFormat.PARQUET,
+        tuple(partition),
+        m.record_count,
+        os.path.getsize(path),
+        dict(m.column_sizes),
+        dict(m.value_counts),
+        dict(m.null_value_counts),
+        dict(m.nan_value_counts),
+        dict(m.lower_bounds),
+        dict(m.upper_bounds),
+        spec_id=table.spec().spec_id,
     )
 
 
-def fake_data_file(path: str, *, records: int = 1, size: int = 100, partition: tuple[Any, ...] = (), spec_id: int = 0) -> DataFile:
+def fake_data_file(
+    path: str, *, records: int = 1, size: int = 100, partition: tuple[Any, ...] = (), spec_id: int = 0
+) -> DataFile:
     """A DataFile descriptor that needs no file on disk (for commit-only tests)."""
     return DataFile(FileContent.DATA, path, FileFormat.PARQUET, partition, records, size, spec_id=spec_id)
 
@@ -62,12 +73,21 @@ def live_files(table: Table, snapshot_id: int | None = None) -> set[str]:
     return out
 
 
-def missing_references(table: Table, *, check_data: bool = True) -> list[str]:
-    """Every file the metadata references (lists, manifests, data of all snapshots) that does not exist."""
+def missing_references(table: Table, *, check_data: bool = True, current_only: bool = False) -> list[str]:
+    """Every file the metadata references (lists, manifests, data of all snapshots) that does not exist.
+
+    With ``current_only`` the manifests and data files are checked for the current snapshot only (the
+    manifest lists of all snapshots are still checked).
+    """
     io = table.io
     missing: list[str] = []
     seen: set[str] = set()
+    current = table.metadata.current_snapshot_id
     for s in table.metadata.snapshots:
+        if current_only and s.snapshot_id != current:
+            if s.manifest_list and not io.exists(s.manifest_list):
+                missing.append(s.manifest_list)
+            continue
         if s.manifest_list and not io.exists(s.manifest_list):
             missing.append(s.manifest_list)
             continue

@@ -7,9 +7,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from floe.errors import CommitConflictError
-
 from _helpers import open_catalog, write_data_file
+
+from floe.errors import CommitConflictError
 
 FAST_RETRIES = {
     "commit.retry.num-retries": "1000",
@@ -20,9 +20,12 @@ FAST_RETRIES = {
 
 
 def context() -> Any:
-    """A forkserver context with Floe preloaded: children start in milliseconds, not a second."""
+    """A forkserver context with Floe preloaded: children start in milliseconds, not a second.
+
+    pandas is imported lazily by the first ``pq.write_table`` (half a second), so it is preloaded too.
+    """
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["floe", "floe.catalog", "_helpers", "_workers", "sqlalchemy", "pyarrow.parquet"])
+    ctx.set_forkserver_preload(["floe", "floe.catalog", "sqlalchemy", "pyarrow.parquet", "pandas"])
     return ctx
 
 
@@ -32,12 +35,16 @@ def appender(props: Mapping[str, str], identifier: str, worker: int, count: int,
     table = cat.load_table(identifier)
     start.wait()
     for i in range(count):
-        f = write_data_file(table, [{"id": worker * 1000 + i, "data": f"w{worker}", "p": worker}], partition=())
+        f = write_data_file(
+            table, [{"id": worker * 1000 + i, "data": f"w{worker}", "p": worker}], partition=()
+        )
         table.append([f])
     return count
 
 
-def overwriter(props: Mapping[str, str], identifier: str, worker: int, rounds: int, start: Any) -> list[tuple[str, int]]:
+def overwriter(
+    props: Mapping[str, str], identifier: str, worker: int, rounds: int, start: Any
+) -> list[tuple[str, int]]:
     """Overwrite partition p=1 with this worker's rows, retrying on conflict after reloading.
 
     Returns the outcome of each attempt: ("committed", snapshot id) or ("conflict", 0).
@@ -49,7 +56,11 @@ def overwriter(props: Mapping[str, str], identifier: str, worker: int, rounds: i
         table = cat.load_table(identifier)
         begin = table.current_snapshot()
         rows = [{"id": worker * 100 + r * 10 + k, "data": f"w{worker}r{r}", "p": 1} for k in range(3)]
-        op = table.new_overwrite().overwrite_by_filter("p = 1").add_file(write_data_file(table, rows, partition=(1,)))
+        op = (
+            table.new_overwrite()
+            .overwrite_by_filter("p = 1")
+            .add_file(write_data_file(table, rows, partition=(1,)))
+        )
         op.set("test.start-snapshot", str(begin.snapshot_id if begin else -1))
         op.set("test.writer", f"w{worker}r{r}")
         try:

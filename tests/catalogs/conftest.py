@@ -20,11 +20,26 @@ def catalog_props(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
     if kind == "hadoop":
         return {"name": name, "type": "hadoop", "warehouse": warehouse}
     if kind == "sqlite":
-        return {"name": name, "type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db", "warehouse": warehouse}
+        return {
+            "name": name,
+            "type": "sql",
+            "uri": f"sqlite:///{tmp_path}/catalog.db",
+            "warehouse": warehouse,
+        }
     if kind == "postgres":
-        return {"name": name, "type": "sql", "uri": request.getfixturevalue("postgres_url"), "warehouse": warehouse}
+        return {
+            "name": name,
+            "type": "sql",
+            "uri": request.getfixturevalue("postgres_url"),
+            "warehouse": warehouse,
+        }
     if kind == "mysql":
-        return {"name": name, "type": "sql", "uri": request.getfixturevalue("mysql_url"), "warehouse": warehouse}
+        return {
+            "name": name,
+            "type": "sql",
+            "uri": request.getfixturevalue("mysql_url"),
+            "warehouse": warehouse,
+        }
     raise ValueError(kind)
 
 

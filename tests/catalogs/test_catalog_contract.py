@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
+from _helpers import missing_references, open_catalog, row_count, write_data_file
 
 import floe
 from floe.errors import (
@@ -16,8 +19,6 @@ from floe.errors import (
 )
 from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.schema import Schema
-
-from _helpers import missing_references, open_catalog, row_count, write_data_file
 
 
 def test_namespace_lifecycle_create_list_drop_roundtrips(props: dict[str, str]) -> None:
@@ -48,7 +49,9 @@ def test_namespace_properties_sql_catalog_stores_and_updates(props: dict[str, st
         return
     cat.create_namespace("db", {"owner": "me", "k": "v"})
     assert cat.load_namespace_properties("db") == {"owner": "me", "k": "v"}
-    summary = cat.update_namespace_properties("db", removals=["k", "missing"], updates={"owner": "you", "n": "1"})
+    summary = cat.update_namespace_properties(
+        "db", removals=["k", "missing"], updates={"owner": "you", "n": "1"}
+    )
     assert summary.removed == ["k"] and summary.missing == ["missing"]
     assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1"}
 
@@ -93,7 +96,9 @@ def test_append_and_load_reads_rows_and_history(props: dict[str, str], schema: S
     cat.create_namespace("db")
     table = cat.create_table("db.t", schema)
     for i in range(3):
-        table.append([write_data_file(table, [{"id": i, "data": "x", "p": 1}, {"id": i + 10, "data": None, "p": 2}])])
+        table.append(
+            [write_data_file(table, [{"id": i, "data": "x", "p": 1}, {"id": i + 10, "data": None, "p": 2}])]
+        )
     loaded = cat.load_table("db.t")
     assert len(loaded.snapshots()) == 3 and len(loaded.history()) == 3
     assert loaded.current_snapshot() is not None
@@ -107,10 +112,13 @@ def test_drop_table_purge_deletes_files(props: dict[str, str], schema: Schema, t
     cat.create_namespace("db")
     table = cat.create_table("db.t", schema)
     f = write_data_file(table, [{"id": 1, "data": "a", "p": 1}])
-    table.append([f])
+    outside = tmp_path / "outside" / "x.parquet"  # purge follows references, not the table folder
+    outside.parent.mkdir()
+    outside.write_bytes(Path(f.file_path).read_bytes())
+    table.append([f, f.with_changes(file_path=str(outside))])
     manifest_list = table.current_snapshot().manifest_list
     cat.drop_table("db.t", purge=True)
-    assert not table.io.exists(f.file_path)
+    assert not table.io.exists(f.file_path) and not outside.exists()
     assert not table.io.exists(manifest_list)
     assert not table.io.exists(table.metadata_location)
 
@@ -183,7 +191,9 @@ def test_create_table_transaction_stages_data_until_commit(props: dict[str, str]
     assert row_count(cat.load_table("db.t")) == 1
 
 
-def test_load_table_by_location_opens_hadoop_and_catalog_tables(props: dict[str, str], schema: Schema) -> None:
+def test_load_table_by_location_opens_hadoop_and_catalog_tables(
+    props: dict[str, str], schema: Schema
+) -> None:
     cat = open_catalog(props)
     cat.create_namespace("db")
     table = cat.create_table("db.t", schema)

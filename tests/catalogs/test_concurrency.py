@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
 
+from _helpers import live_files, missing_references, open_catalog, row_count, write_data_file
+from _workers import FAST_RETRIES, appender, context, overwriter
+
 from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest
 from floe.spec.manifest import ManifestEntryStatus
 from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.schema import Schema
 from floe.spec.snapshot import Operation
-
-from _helpers import live_files, missing_references, open_catalog, row_count, write_data_file
-from _workers import FAST_RETRIES, appender, context, overwriter
 
 WRITERS, APPENDS = 8, 25
 
@@ -44,7 +44,9 @@ def test_concurrent_appends_8_processes_lose_nothing(props: dict[str, str], sche
     assert missing_references(table) == []
 
 
-def test_conflicting_overwrites_same_partition_commit_or_conflict(props: dict[str, str], schema: Schema) -> None:
+def test_conflicting_overwrites_same_partition_commit_or_conflict(
+    props: dict[str, str], schema: Schema
+) -> None:
     cat = open_catalog(props)
     cat.create_namespace("db")
     spec = PartitionSpecBuilder(schema).identity("p").build()
@@ -71,7 +73,9 @@ def test_conflicting_overwrites_same_partition_commit_or_conflict(props: dict[st
             with table.io.new_input(m.manifest_path).open() as fo:
                 for e in read_manifest(fo.read(), manifest_file=m):
                     if e.status == ManifestEntryStatus.DELETED and e.snapshot_id == s.snapshot_id:
-                        assert e.data_file.file_path in before, f"{s.summary['test.writer']} dropped unseen rows"
+                        assert e.data_file.file_path in before, (
+                            f"{s.summary['test.writer']} dropped unseen rows"
+                        )
     # Partition 1 holds exactly the last committed overwrite's rows; partition 2 is untouched.
     rows = table.scan().to_arrow().to_pylist()
     last = table.current_snapshot().summary["test.writer"]

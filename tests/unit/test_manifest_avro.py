@@ -72,24 +72,24 @@ K1 = uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7")
 
 
 def data_file(i: int, partition: tuple[Any, ...], **kw: Any) -> DataFile:
-    args: dict[str, Any] = dict(
-        content=FileContent.DATA,
-        file_path=f"s3://bucket/t/data/f{i}.parquet",
-        file_format=FileFormat.PARQUET,
-        partition=partition,
-        record_count=100 + i,
-        file_size_in_bytes=4096 + i,
-        column_sizes={1: 10 + i, 2: 20},
-        value_counts={1: 100 + i, 2: 100 + i},
-        null_value_counts={1: 0, 2: i},
-        nan_value_counts={6: 0},
-        lower_bounds={1: to_bytes(LongType(), -i), 2: b"a"},
-        upper_bounds={1: to_bytes(LongType(), 1000 + i), 2: b"z"},
-        key_metadata=None,
-        split_offsets=(4,),
-        sort_order_id=0,
-        spec_id=SPEC.spec_id,
-    )
+    args: dict[str, Any] = {
+        "content": FileContent.DATA,
+        "file_path": f"s3://bucket/t/data/f{i}.parquet",
+        "file_format": FileFormat.PARQUET,
+        "partition": partition,
+        "record_count": 100 + i,
+        "file_size_in_bytes": 4096 + i,
+        "column_sizes": {1: 10 + i, 2: 20},
+        "value_counts": {1: 100 + i, 2: 100 + i},
+        "null_value_counts": {1: 0, 2: i},
+        "nan_value_counts": {6: 0},
+        "lower_bounds": {1: to_bytes(LongType(), -i), 2: b"a"},
+        "upper_bounds": {1: to_bytes(LongType(), 1000 + i), 2: b"z"},
+        "key_metadata": None,
+        "split_offsets": (4,),
+        "sort_order_id": 0,
+        "spec_id": SPEC.spec_id,
+    }
     args.update(kw)
     return DataFile(**args)
 
@@ -156,8 +156,12 @@ def test_manifest_partition_values_use_floe_representation() -> None:
 def test_manifest_v2_sequence_number_inheritance_only_for_added() -> None:
     entries = [
         ("add", data_file(0, PARTS[0]), {}),
-        ("existing", data_file(1, PARTS[1]), dict(snapshot_id=5, data_sequence_number=2, file_sequence_number=3)),
-        ("delete", data_file(2, PARTS[2]), dict(data_sequence_number=1, file_sequence_number=1)),
+        (
+            "existing",
+            data_file(1, PARTS[1]),
+            {"snapshot_id": 5, "data_sequence_number": 2, "file_sequence_number": 3},
+        ),
+        ("delete", data_file(2, PARTS[2]), {"data_sequence_number": 1, "file_sequence_number": 1}),
     ]
     data, mf = write(entries, format_version=2)
     assert mf.sequence_number is None and mf.min_sequence_number == 1
@@ -166,7 +170,11 @@ def test_manifest_v2_sequence_number_inheritance_only_for_added() -> None:
     assert (added.sequence_number, added.file_sequence_number, added.snapshot_id) == (9, 9, 77)
     assert (existing.status, existing.snapshot_id) == (ManifestEntryStatus.EXISTING, 5)
     assert (existing.sequence_number, existing.file_sequence_number) == (2, 3)
-    assert (deleted.status, deleted.sequence_number, deleted.snapshot_id) == (ManifestEntryStatus.DELETED, 1, 77)
+    assert (deleted.status, deleted.sequence_number, deleted.snapshot_id) == (
+        ManifestEntryStatus.DELETED,
+        1,
+        77,
+    )
     # Without the manifest-list entry nothing is inherited.
     raw_added = read_manifest(data)[0]
     assert raw_added.sequence_number is None and raw_added.file_sequence_number is None
@@ -186,7 +194,11 @@ def test_manifest_counts_and_partition_summaries() -> None:
     entries = [
         ("add", data_file(0, PARTS[0]), {}),
         ("add", data_file(1, PARTS[1]), {}),
-        ("existing", data_file(2, PARTS[2]), dict(snapshot_id=1, data_sequence_number=1, file_sequence_number=1)),
+        (
+            "existing",
+            data_file(2, PARTS[2]),
+            {"snapshot_id": 1, "data_sequence_number": 1, "file_sequence_number": 1},
+        ),
     ]
     _, mf = write(entries, format_version=2)
     assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (2, 1, 0)
@@ -195,14 +207,23 @@ def test_manifest_counts_and_partition_summaries() -> None:
     assert mf.partitions is not None and len(mf.partitions) == 7
     category, day, bucket, price, key, score, d = mf.partitions
     assert category == PartitionFieldSummary(True, False, b"art", b"books")
-    assert (from_bytes(DateType(), day.lower_bound), from_bytes(DateType(), day.upper_bound)) == (18990, 19002)
+    assert (from_bytes(DateType(), day.lower_bound), from_bytes(DateType(), day.upper_bound)) == (
+        18990,
+        19002,
+    )
     assert not day.contains_null
-    assert (from_bytes(LongType(), bucket.lower_bound), bucket.upper_bound) == (0, to_bytes(LongType(), 15)[:4])
+    assert (from_bytes(LongType(), bucket.lower_bound), bucket.upper_bound) == (
+        0,
+        to_bytes(LongType(), 15)[:4],
+    )
     assert from_bytes(DecimalType(9, 2), price.lower_bound) == Decimal("-1.00")
     assert from_bytes(DecimalType(9, 2), price.upper_bound) == Decimal("120.00")
     assert key.contains_null and key.lower_bound == K1.bytes
     assert score.contains_nan and not score.contains_null
-    assert (from_bytes(DoubleType(), score.lower_bound), from_bytes(DoubleType(), score.upper_bound)) == (-2.0, 1.5)
+    assert (from_bytes(DoubleType(), score.lower_bound), from_bytes(DoubleType(), score.upper_bound)) == (
+        -2.0,
+        1.5,
+    )
     assert d.contains_null and from_bytes(DateType(), d.lower_bound) == 18000
 
 
@@ -376,22 +397,22 @@ def test_bound_values_decoded_with_schema() -> None:
 
 # -- manifest lists -----------------------------------------------------------------------------------
 def _manifest(path: str, content: ManifestContent, seq: int | None, **kw: Any) -> ManifestFile:
-    args: dict[str, Any] = dict(
-        manifest_path=path,
-        manifest_length=1234,
-        partition_spec_id=0,
-        content=content,
-        sequence_number=seq,
-        min_sequence_number=seq,
-        added_snapshot_id=10,
-        added_files_count=2,
-        existing_files_count=1,
-        deleted_files_count=0,
-        added_rows_count=200,
-        existing_rows_count=50,
-        deleted_rows_count=0,
-        partitions=(PartitionFieldSummary(False, False, b"a", b"z"),),
-    )
+    args: dict[str, Any] = {
+        "manifest_path": path,
+        "manifest_length": 1234,
+        "partition_spec_id": 0,
+        "content": content,
+        "sequence_number": seq,
+        "min_sequence_number": seq,
+        "added_snapshot_id": 10,
+        "added_files_count": 2,
+        "existing_files_count": 1,
+        "deleted_files_count": 0,
+        "added_rows_count": 200,
+        "existing_rows_count": 50,
+        "deleted_rows_count": 0,
+        "partitions": (PartitionFieldSummary(False, False, b"a", b"z"),),
+    }
     args.update(kw)
     return ManifestFile(**args)
 
@@ -420,7 +441,11 @@ def test_manifest_list_round_trip_assigns_sequence_numbers(format_version: int) 
     assert [m.content for m in got] == [ManifestContent.DATA, ManifestContent.DATA, ManifestContent.DELETES]
     assert got[0].partitions == (PartitionFieldSummary(False, False, b"a", b"z"),)
     header = read_manifest_header(out.getvalue())
-    assert (header["snapshot-id"], header["parent-snapshot-id"], header["sequence-number"]) == ("10", "9", "4")
+    assert (header["snapshot-id"], header["parent-snapshot-id"], header["sequence-number"]) == (
+        "10",
+        "9",
+        "4",
+    )
     if format_version == 3:
         assert [m.first_row_id for m in got] == [500, 0, None]
         assert header["first-row-id"] == "500"

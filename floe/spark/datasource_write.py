@@ -1,0 +1,144 @@
+"""The write side of Floe's Python data source (``format("iceberg")`` / ``format("floe")``).
+
+    df.write.format("iceberg").mode("append").save("db.t")          # or a table location
+    df.write.format("iceberg").mode("overwrite").save("db.t")       # replace every row
+    df.write.format("iceberg").mode("overwrite").option("overwrite-mode", "dynamic").save("db.t")
+    df.write.format("iceberg").mode("overwrite").option("overwrite-filter", "day = 3").save("db.t")
+    INSERT INTO / INSERT OVERWRITE on a table created with ``CREATE TABLE t USING iceberg OPTIONS (path ...)``
+
+Tables are named by location (a table folder) or identifier; identifiers resolve through
+:func:`resolve_table` (``catalog.<key>`` options, else Floe's configuration, floe.config).
+
+Each Spark task runs floe.write.TaskWriter over its Arrow batches and returns its DataFiles as a
+pickled commit message; a failing task deletes the files it opened. ``commit()`` (on the driver side)
+commits ONE snapshot; ``abort()`` deletes the files of the tasks that did report, then every file named
+with this write's operation id (tasks that finished without reporting). Python data sources cannot take
+``df.writeTo(...)`` (DataFrameWriterV2 needs a catalog table, which Python sources cannot provide in
+pyspark 4.3): use ``table.append(df)`` / ``table.dynamic_partition_overwrite(df)`` or the forms above.
+Spark's native-writer fast path (floe.spark.write) is 2-3x faster than this Python-worker path.
+"""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from pyspark.sql import types as T
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+
+from floe.errors import ValidationError
+from floe.spark.types import from_spark_schema
+from floe.spark.write import ArrowWriteTask, cleanup_operation_files
+from floe.spec import properties as P
+from floe.write.commit import WriteMode, apply_schema_changes, commit_files
+from floe.write.locations import LocationProvider
+from floe.write.schema_check import check_write_schema
+
+if TYPE_CHECKING:
+    from floe.table.table import Table
+
+__all__ = ["IcebergWriter", "FilesMessage", "resolve_table"]
+
+_CATALOG_PREFIX = "catalog."
+
+
+def resolve_table(options: Mapping[str, str]) -> Table:
+    """The table a data source's options name (``path``): a location, or ``[catalog.]namespace.table``.
+
+    ``catalog.<key>`` options (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``, ...) define the
+    catalog inline; otherwise the first name part picks a catalog configured in Floe's configuration
+    (floe.config.FloeConfig), falling back to its default catalog.
+
+    Raises:
+        ValidationError: no table named.
+        NoSuchTableError: the table does not exist.
+    """
+    from floe.catalog import load_catalog, load_table  # noqa: PLC0415 - catalogs load lazily in workers
+    from floe.config import FloeConfig  # noqa: PLC0415
+
+    opts = {str(k): str(v) for k, v in options.items()}
+    source = opts.get("path") or opts.get("table")
+    if not source:
+        raise ValidationError(
+            'df.write.format("iceberg").save(<table>) needs a table identifier or location '
+            f"(options given: {', '.join(sorted(opts)) or 'none'})"
+        )
+    if "/" in source or "\\" in source:
+        return load_table(source)
+    inline = {k[len(_CATALOG_PREFIX) :]: v for k, v in opts.items() if k.startswith(_CATALOG_PREFIX)}
+    parts = source.split(".")
+    if inline:
+        name = opts.get("catalog-name", "default")
+        return load_catalog(name, **inline).load_table(source)
+    config = FloeConfig.load()
+    if len(parts) > 2 and parts[0] in config.catalogs:
+        return load_catalog(parts[0], **config.catalog_properties(parts[0])).load_table(".".join(parts[1:]))
+    default = config.default_catalog
+    return load_catalog(default, **config.catalog_properties(default)).load_table(source)
+
+
+@dataclass
+class FilesMessage(WriterCommitMessage):  # type: ignore[misc]
+    """A task's commit message: its DataFiles, pickled."""
+
+    files: bytes
+
+
+def _mode(options: Mapping[str, str], overwrite: bool) -> tuple[WriteMode, str | None]:
+    if not overwrite:
+        return "append", None
+    kind = options.get("overwrite-mode", "static").strip().lower()
+    flt = options.get("overwrite-filter") or options.get("replaceWhere")
+    if kind == "dynamic":
+        return "dynamic", None
+    if kind != "static":
+        raise ValidationError(f"Invalid overwrite-mode {kind!r}: expected static or dynamic")
+    return "overwrite", flt
+
+
+class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
+    """Batch writer: tasks write data files with floe.write.TaskWriter; the driver commits one snapshot."""
+
+    def __init__(self, options: Mapping[str, str], schema: T.StructType, overwrite: bool) -> None:
+        self.options = {str(k): str(v) for k, v in options.items()}
+        self.mode, self.overwrite_filter = _mode(self.options, overwrite)
+        table = resolve_table(self.options)
+        merge = self.options.get("mergeSchema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, "false"))
+        changes = check_write_schema(
+            table.schema(), from_spark_schema(schema), table_name=table.name(),
+            merge_schema=str(merge).lower() == "true", format_version=table.format_version, spark_types=True,
+        )
+        apply_schema_changes(table, changes)
+        props = dict(table.properties)
+        self.operation_id = str(uuid.uuid4())
+        order = table.sort_order()
+        self.task = ArrowWriteTask(
+            schema=table.schema(), spec=table.spec(), properties=props,
+            locations=LocationProvider.for_table(table.location(), props), io_properties=dict(table.io.properties),
+            table_name=table.name(), operation_id=self.operation_id, clustered=False,
+            sort_order_id=order.order_id if order.is_sorted else None,
+        )
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesMessage:
+        from pyspark import TaskContext  # noqa: PLC0415 - executor side
+
+        ctx = TaskContext.get()
+        pid, tid = (ctx.partitionId(), ctx.taskAttemptId()) if ctx is not None else (0, 0)
+        files = self.task.writer(pid, tid).write_all(iterator)  # deletes its own files on failure
+        return FilesMessage(pickle.dumps(files))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        files = [f for m in messages if isinstance(m, FilesMessage) for f in pickle.loads(m.files)]
+        table = resolve_table(self.options)
+        commit_files(
+            table, files, mode=self.mode, overwrite_filter=self.overwrite_filter,
+            snapshot_properties={"floe.operation-id": self.operation_id},
+        )
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        reported = [f.file_path for m in messages if isinstance(m, FilesMessage) for f in pickle.loads(m.files)]
+        cleanup_operation_files(resolve_table(self.options), self.operation_id, reported)
