@@ -47,21 +47,26 @@ def median_times(a: Callable[[int], None], b: Callable[[int], None], runs: int) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    import floe
-    from floe.spec.partitioning import PartitionSpecBuilder
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.exceptions import NotInstalledError
     from pyiceberg.transforms import DayTransform as PyDay
 
+    import floe
+    from floe.spec.partitioning import PartitionSpecBuilder
+
     warnings.filterwarnings("ignore")
     data = make_data(args.rows)
     tmp = tempfile.mkdtemp(prefix="floe-bench-append-")
-    floe_cat = floe.load_catalog("bench", type="sql", uri=f"sqlite:///{tmp}/floe.db", warehouse=f"{tmp}/floe-wh")
+    floe_cat = floe.load_catalog(
+        "bench", type="sql", uri=f"sqlite:///{tmp}/floe.db", warehouse=f"{tmp}/floe-wh"
+    )
     floe_cat.create_namespace("db")
     py_cat = SqlCatalog("bench", uri=f"sqlite:///{tmp}/py.db", warehouse=f"file://{tmp}/py-wh")
     py_cat.create_namespace("db")

@@ -14,7 +14,6 @@ Prints the median wall seconds of each side and the ratio PyIceberg/Floe (> 1 = 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import os
 import random
@@ -33,8 +32,8 @@ from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestFile
 from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.refs import SnapshotRef
 from floe.spec.schema import Schema
-from floe.spec.sort_order import UNSORTED_SORT_ORDER
 from floe.spec.snapshot import Operation, Snapshot, SnapshotLogEntry, Summary
+from floe.spec.sort_order import UNSORTED_SORT_ORDER
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.types import DoubleType, LongType, NestedField, StringType, TimestampType
 
@@ -56,29 +55,36 @@ def _write_manifest(args: tuple[str, int, int]) -> ManifestFile:
     day = FIRST_DAY + index
     columns = range(1, 11)
     with open(path, "wb") as out:
-        w = ManifestWriter(out, spec=SPEC, schema=SCHEMA, format_version=2, snapshot_id=SNAPSHOT_ID, manifest_path=path)
+        w = ManifestWriter(
+            out, spec=SPEC, schema=SCHEMA, format_version=2, snapshot_id=SNAPSHOT_ID, manifest_path=path
+        )
         for i in range(entries):
             rows = rnd.randrange(10_000, 2_000_000)
             lower = {c: to_bytes(LongType(), rnd.randrange(1 << 40)) for c in columns if c != 2}
             upper = {c: to_bytes(LongType(), rnd.randrange(1 << 40, 1 << 50)) for c in columns if c != 2}
-            lower[3], upper[3] = to_bytes(LongType(), day * DAY_MICROS), to_bytes(LongType(), (day + 1) * DAY_MICROS - 1)
+            lower[3], upper[3] = (
+                to_bytes(LongType(), day * DAY_MICROS),
+                to_bytes(LongType(), (day + 1) * DAY_MICROS - 1),
+            )
             lower[2], upper[2] = b"alpha", b"zulu"
-            w.add(DataFile(
-                content=FileContent.DATA,
-                file_path=f"/tmp/bench/data/ts_day={day}/00{i % 97:03d}-{i}-4f1c2a8e-9b7d-{index:06d}-{i:08d}.parquet",
-                file_format=FileFormat.PARQUET,
-                partition=(day,),
-                record_count=rows,
-                file_size_in_bytes=rows * 9,
-                column_sizes={c: rnd.randrange(1 << 10, 1 << 26) for c in columns},
-                value_counts={c: rows for c in columns},
-                null_value_counts={c: rnd.randrange(0, 100) for c in columns},
-                nan_value_counts={c: 0 for c in columns if c % 2 == 0 and c > 3},
-                lower_bounds=lower,
-                upper_bounds=upper,
-                split_offsets=(4, rows * 4),
-                sort_order_id=0,
-            ))
+            w.add(
+                DataFile(
+                    content=FileContent.DATA,
+                    file_path=f"/tmp/bench/data/ts_day={day}/00{i % 97:03d}-{i}-4f1c2a8e-9b7d-{index:06d}-{i:08d}.parquet",
+                    file_format=FileFormat.PARQUET,
+                    partition=(day,),
+                    record_count=rows,
+                    file_size_in_bytes=rows * 9,
+                    column_sizes={c: rnd.randrange(1 << 10, 1 << 26) for c in columns},
+                    value_counts={c: rows for c in columns},
+                    null_value_counts={c: rnd.randrange(0, 100) for c in columns},
+                    nan_value_counts={c: 0 for c in columns if c % 2 == 0 and c > 3},
+                    lower_bounds=lower,
+                    upper_bounds=upper,
+                    split_offsets=(4, rows * 4),
+                    sort_order_id=0,
+                )
+            )
         return w.close()
 
 
@@ -94,17 +100,34 @@ def build_table(root: Path, manifests: int, entries: int) -> Path:
         written = list(pool.map(_write_manifest, jobs, chunksize=8))
     list_path = root / "metadata" / f"snap-{SNAPSHOT_ID}.avro"
     with open(list_path, "wb") as out:
-        write_manifest_list(out, written, format_version=2, snapshot_id=SNAPSHOT_ID, parent_snapshot_id=None,
-                            sequence_number=1)
+        write_manifest_list(
+            out,
+            written,
+            format_version=2,
+            snapshot_id=SNAPSHOT_ID,
+            parent_snapshot_id=None,
+            sequence_number=1,
+        )
     now = int(time.time() * 1000)
     snap = Snapshot(SNAPSHOT_ID, now, Summary.of(Operation.APPEND, {}), str(list_path), None, 1, 0)
     md = TableMetadata(
-        format_version=2, table_uuid=uuid.uuid4(), location=str(root), last_updated_ms=now,
-        last_column_id=SCHEMA.highest_field_id, schemas=(SCHEMA,), current_schema_id=0,
-        partition_specs=(SPEC,), default_spec_id=SPEC.spec_id, last_partition_id=1000,
-        sort_orders=(UNSORTED_SORT_ORDER,), default_sort_order_id=0,
-        current_snapshot_id=SNAPSHOT_ID, snapshots=(snap,), snapshot_log=(SnapshotLogEntry(now, SNAPSHOT_ID),),
-        refs={"main": SnapshotRef(SNAPSHOT_ID)}, last_sequence_number=1,
+        format_version=2,
+        table_uuid=uuid.uuid4(),
+        location=str(root),
+        last_updated_ms=now,
+        last_column_id=SCHEMA.highest_field_id,
+        schemas=(SCHEMA,),
+        current_schema_id=0,
+        partition_specs=(SPEC,),
+        default_spec_id=SPEC.spec_id,
+        last_partition_id=1000,
+        sort_orders=(UNSORTED_SORT_ORDER,),
+        default_sort_order_id=0,
+        current_snapshot_id=SNAPSHOT_ID,
+        snapshots=(snap,),
+        snapshot_log=(SnapshotLogEntry(now, SNAPSHOT_ID),),
+        refs={"main": SnapshotRef(SNAPSHOT_ID)},
+        last_sequence_number=1,
     )
     meta.write_bytes(table_metadata_to_bytes(md))
     print(f"wrote {manifests} manifests x {entries} entries in {time.perf_counter() - t0:.1f}s")
@@ -152,7 +175,10 @@ def main() -> None:
         return sum(1 for _ in StaticTable.from_metadata(str(meta)).scan(row_filter=py_filter).plan_files())
 
     total = args.manifests * args.entries
-    for label, f_fn, p_fn, expect in (("one-partition", floe_one, py_one, args.entries), ("full", floe_full, py_full, total)):
+    for label, f_fn, p_fn, expect in (
+        ("one-partition", floe_one, py_one, args.entries),
+        ("full", floe_full, py_full, total),
+    ):
         times: dict[str, list[float]] = {"floe": [], "pyiceberg": []}
         for run in range(args.runs):
             for name, fn in (("floe", f_fn), ("pyiceberg", p_fn)):
@@ -162,7 +188,9 @@ def main() -> None:
                 assert n == expect, (label, name, n, expect)
                 times[name].append(secs)
         f, p = statistics.median(times["floe"]), statistics.median(times["pyiceberg"])
-        print(f"{label:14s} files={expect:>9,}  floe {f:8.2f}s  pyiceberg {p:8.2f}s  ratio pyiceberg/floe {p / f:5.2f}")
+        print(
+            f"{label:14s} files={expect:>9,}  floe {f:8.2f}s  pyiceberg {p:8.2f}s  ratio pyiceberg/floe {p / f:5.2f}"
+        )
 
 
 if __name__ == "__main__":

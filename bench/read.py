@@ -36,7 +36,15 @@ from floe.spark.session import session
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 from floe.spec.types import (
-    BooleanType, DateType, DecimalType, DoubleType, IntegerType, LongType, NestedField, StringType, TimestampType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestampType,
 )
 
 SCHEMA = Schema(
@@ -66,20 +74,29 @@ def build(root: Path, rows: int, files: int) -> str:
     append = t.new_fast_append()
     for i in range(files):
         ids = np.arange(i * per, (i + 1) * per, dtype=np.int64)
-        data = pa.table({
-            "id": ids,
-            "category": pa.array([f"cat-{x}" for x in rng.integers(0, 1000, per)]),
-            "ts": pa.array(rng.integers(1_600_000_000_000_000, 1_700_000_000_000_000, per), pa.timestamp("us")),
-            "amount": rng.random(per),
-            "qty": rng.integers(0, 100, per).astype(np.int32),
-            "flag": rng.random(per) < 0.5,
-            "day": pa.array(rng.integers(18_000, 19_000, per).astype(np.int32), pa.date32()),
-            "price": pa.array(rng.integers(0, 10_000_000, per), pa.int64()).cast(pa.decimal128(19, 0)).cast(pa.decimal128(12, 2)),
-        }, schema=arrow_schema)
+        data = pa.table(
+            {
+                "id": ids,
+                "category": pa.array([f"cat-{x}" for x in rng.integers(0, 1000, per)]),
+                "ts": pa.array(
+                    rng.integers(1_600_000_000_000_000, 1_700_000_000_000_000, per), pa.timestamp("us")
+                ),
+                "amount": rng.random(per),
+                "qty": rng.integers(0, 100, per).astype(np.int32),
+                "flag": rng.random(per) < 0.5,
+                "day": pa.array(rng.integers(18_000, 19_000, per).astype(np.int32), pa.date32()),
+                "price": pa.array(rng.integers(0, 10_000_000, per), pa.int64())
+                .cast(pa.decimal128(19, 0))
+                .cast(pa.decimal128(12, 2)),
+            },
+            schema=arrow_schema,
+        )
         path = os.path.join(t.location(), "data", f"part-{i:05d}.parquet")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         pq.write_table(data, path, row_group_size=1 << 20)
-        append.append_file(DataFile(FileContent.DATA, path, FileFormat.PARQUET, (), per, os.path.getsize(path)))
+        append.append_file(
+            DataFile(FileContent.DATA, path, FileFormat.PARQUET, (), per, os.path.getsize(path))
+        )
     append.commit()
     marker.write_text("ok")
     return cat.load_table("db.events").metadata_location  # type: ignore[return-value]
@@ -87,8 +104,15 @@ def build(root: Path, rows: int, files: int) -> str:
 
 def aggregate(df: DataFrame) -> list[object]:
     row = df.agg(
-        F.count(F.lit(1)), F.sum("id"), F.sum(F.length("category")), F.max("ts"), F.sum("amount"),
-        F.sum("qty"), F.sum(F.col("flag").cast("int")), F.max("day"), F.sum("price"),
+        F.count(F.lit(1)),
+        F.sum("id"),
+        F.sum(F.length("category")),
+        F.max("ts"),
+        F.sum("amount"),
+        F.sum("qty"),
+        F.sum(F.col("flag").cast("int")),
+        F.max("day"),
+        F.sum("price"),
     ).collect()[0]
     return list(row)
 
@@ -108,7 +132,9 @@ def main() -> None:
     args = parser.parse_args()
 
     location = build(Path(f"/tmp/floe_bench_read_{args.rows}_{args.files}"), args.rows, args.files)
-    spark: SparkSession = session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"}, app_name="floe-bench-read")
+    spark: SparkSession = session(
+        {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"}, app_name="floe-bench-read"
+    )
     spark.sparkContext.setLogLevel("ERROR")
     table = load_table(spark, location)
     files = [t.data_file.file_path for t in table.scan().plan_files()]

@@ -35,6 +35,12 @@ turned into a SQLAlchemy URL (``jdbc:postgresql://h:5432/db`` -> ``postgresql+ps
 
 ``spark_conf`` holds every other ``spark.*`` key, except ones that would break a plain Spark session
 started by Floe: catalog keys, ``spark.sql.defaultCatalog`` and Iceberg's session extensions.
+
+This module is the only configuration reader: :func:`floe.load_catalog` resolves catalog names through
+:func:`resolve_catalog_properties` (layers 2-4 plus its keyword arguments on top), the CLI and SQL shell
+through :meth:`FloeConfig.load`. Without ``type``, a catalog's kind is inferred: a database ``uri``
+(``jdbc:``, ``sqlite``, ``postgresql`` ...) means ``sql``, an ``http(s)`` uri ``rest``, and a bare
+``warehouse`` ``hadoop``.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ __all__ = [
     "jdbc_to_sqlalchemy",
     "normalize_catalog_properties",
     "open_catalog",
+    "resolve_catalog_properties",
 ]
 
 EMBEDDED_CATALOG = "floe"
@@ -71,6 +78,8 @@ _SPARK_CATALOG_PREFIX = "spark.sql.catalog."
 _HIVE_CATALOG_PREFIX = "iceberg.catalog."
 _DEFAULT_CATALOG_KEY = "spark.sql.defaultCatalog"
 _CLASS_KEY = "__class__"
+# URI schemes (before any "+driver") that name a database SQLAlchemy can reach: a ``sql`` catalog.
+_SQL_SCHEMES = frozenset({"sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql"})
 
 
 def floe_home(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
@@ -124,11 +133,9 @@ def normalize_catalog_properties(name: str, props: Mapping[str, str]) -> dict[st
     """
     out = {k: v for k, v in props.items() if k != _CLASS_KEY}
     kind = out.get("type", "").lower()
-    if not kind and "catalog-impl" not in out:
-        kind = "sql" if out.get("uri", "").startswith(("jdbc:", "sqlite:", "postgresql", "mysql")) else ""
-        if not kind and "warehouse" in out and "uri" not in out:
-            kind = "hadoop"  # Iceberg's default for a catalog with only a warehouse
     uri = out.get("uri", "")
+    if not kind and "catalog-impl" not in out:
+        kind = _infer_type(uri, has_warehouse="warehouse" in out)
     if kind in ("jdbc", "sql") and uri.startswith("jdbc:"):
         user = out.pop("jdbc.user", None) or out.pop("user", None)
         password = out.pop("jdbc.password", None) or out.pop("password", None)
@@ -140,6 +147,20 @@ def normalize_catalog_properties(name: str, props: Mapping[str, str]) -> dict[st
     if not out.get("type") and "catalog-impl" not in out:
         raise ValidationError(f"Catalog {name!r} has no type (set {name}.type to hadoop, sql, jdbc or rest)")
     return out
+
+
+def _infer_type(uri: str, *, has_warehouse: bool) -> str:
+    """The catalog type a ``uri`` (or a bare warehouse) implies, or "" when nothing does."""
+    if uri.startswith("jdbc:"):
+        return "sql"
+    scheme = uri.split(":", 1)[0].split("+", 1)[0].lower() if ":" in uri else ""
+    if scheme in _SQL_SCHEMES:
+        return "sql"
+    if scheme in ("http", "https"):
+        return "rest"
+    if has_warehouse and not uri:
+        return "hadoop"  # Iceberg's default for a catalog with only a warehouse
+    return ""
 
 
 @dataclass
@@ -249,6 +270,96 @@ def _is_iceberg_catalog(props: Mapping[str, str]) -> bool:
     return True  # type/warehouse keys without a class line: the seeds' "catalog-name" example
 
 
+@dataclass
+class _Merged:
+    """Layers merged key by key, before normalization (catalogs still hold raw keys and class lines)."""
+
+    catalogs: dict[str, dict[str, str]]
+    spark_conf: dict[str, str]
+    default_catalog: str
+    home: Path
+    config_file: Path | None
+    user_defined_embedded: bool
+
+
+def _merge(extra: _Layer | None = None, *, environ: Mapping[str, str] | None, cwd: Path | None) -> _Merged:
+    """Merge embedded < file < environment < ``extra`` (``--conf`` overrides)."""
+    env = os.environ if environ is None else environ
+    base = cwd or Path.cwd()
+    home = floe_home(env, base)
+    config_file = _find_file(env, home, base)
+    embedded = _Layer(
+        catalogs={
+            EMBEDDED_CATALOG: {
+                "type": "sql",
+                "uri": f"sqlite:///{home / 'catalog.db'}",
+                "warehouse": str(home / "warehouse"),
+            }
+        },
+        default_catalog=EMBEDDED_CATALOG,
+    )
+    layers = [embedded, _file_layer(config_file) if config_file else _Layer(), _env_layer(env)]
+    if extra is not None:
+        layers.append(extra)
+    merged = _Merged({}, {}, EMBEDDED_CATALOG, home, config_file, user_defined_embedded=False)
+    for i, layer in enumerate(layers):
+        for name, props in layer.catalogs.items():
+            if i > 0 and name == EMBEDDED_CATALOG and not merged.user_defined_embedded:
+                merged.catalogs[name] = {}  # a user-defined `floe` catalog replaces the embedded one
+                merged.user_defined_embedded = True
+            merged.catalogs.setdefault(name, {}).update(props)
+        merged.spark_conf.update(layer.spark_conf)
+        if layer.default_catalog:
+            merged.default_catalog = layer.default_catalog
+    return merged
+
+
+def resolve_catalog_properties(
+    name: str | None = None,
+    properties: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[str, dict[str, str]]:
+    """The name and normalized properties of one catalog: configuration < ``properties``.
+
+    Only this catalog is normalized, so an incomplete definition of another catalog does not get in
+    the way. Explicit ``properties`` for the embedded catalog ``floe`` replace it (as a file would).
+
+    Args:
+        name: the catalog; ``None`` means the configured default catalog.
+        properties: explicit properties, winning key by key over the configuration.
+        environ: environment to read (default ``os.environ``).
+        cwd: working directory for ``./.floe`` and ``./floe.toml`` (default the process's).
+
+    Returns:
+        ``(name, properties)`` ready for the catalog constructor (``type`` always set).
+
+    Raises:
+        ValidationError: the catalog is not configured and no properties say what it is, it is a
+            non-Iceberg Spark catalog, or its properties are malformed.
+    """
+    merged = _merge(environ=environ, cwd=cwd)
+    chosen = merged.default_catalog if name is None else name
+    key = chosen if chosen in merged.catalogs or chosen.lower() not in merged.catalogs else chosen.lower()
+    raw = dict(merged.catalogs.get(key, {}))
+    if properties:
+        if key == EMBEDDED_CATALOG and not merged.user_defined_embedded:
+            raw = {}  # explicit properties define `floe`; the embedded SQLite defaults do not leak in
+        raw.update({k: str(v) for k, v in properties.items()})
+    if not raw:
+        raise ValidationError(
+            f"Catalog {chosen!r} is not configured (configured: {', '.join(sorted(merged.catalogs))}). "
+            f"Pass type=/uri=/warehouse= keyword arguments, set FLOE_CATALOG__{chosen.upper()}__TYPE=..., "
+            f"or add a [catalog.{chosen}] table to floe.toml"
+        )
+    if not _is_iceberg_catalog(raw):
+        raise ValidationError(
+            f"Catalog {chosen!r} is a Spark catalog of class {raw[_CLASS_KEY]!r}, not an Iceberg catalog"
+        )
+    return chosen, normalize_catalog_properties(chosen, raw)
+
+
 @dataclass(frozen=True, slots=True)
 class FloeConfig:
     """Resolved configuration: catalog properties by name, the default catalog, Spark settings, home."""
@@ -277,46 +388,19 @@ class FloeConfig:
         Raises:
             ValidationError: a malformed key, file, JDBC URL, or a default catalog that is not defined.
         """
-        env = os.environ if environ is None else environ
-        base = cwd or Path.cwd()
-        home = floe_home(env, base)
-        config_file = _find_file(env, home, base)
-        embedded = _Layer(
-            catalogs={
-                EMBEDDED_CATALOG: {
-                    "type": "sql",
-                    "uri": f"sqlite:///{home / 'catalog.db'}",
-                    "warehouse": str(home / "warehouse"),
-                }
-            },
-            default_catalog=EMBEDDED_CATALOG,
-        )
         overrides = _Layer()
         for k, v in (conf_overrides or {}).items():
             overrides.add_spark_key(k, v)
-        layers = [embedded, _file_layer(config_file) if config_file else _Layer(), _env_layer(env), overrides]
-
-        merged: dict[str, dict[str, str]] = {}
-        spark_conf: dict[str, str] = {}
-        default = EMBEDDED_CATALOG
-        user_defined_embedded = False
-        for i, layer in enumerate(layers):
-            for name, props in layer.catalogs.items():
-                if i > 0 and name == EMBEDDED_CATALOG and not user_defined_embedded:
-                    merged[name] = {}  # a user-defined `floe` catalog replaces the embedded one
-                    user_defined_embedded = True
-                merged.setdefault(name, {}).update(props)
-            spark_conf.update(layer.spark_conf)
-            if layer.default_catalog:
-                default = layer.default_catalog
-
+        merged = _merge(overrides, environ=environ, cwd=cwd)
+        spark_conf = merged.spark_conf
         catalogs: dict[str, dict[str, str]] = {}
-        for name, props in merged.items():
+        for name, props in merged.catalogs.items():
             if _is_iceberg_catalog(props):
                 catalogs[name] = normalize_catalog_properties(name, props)
             else:  # a non-Iceberg Spark catalog: hand it to Spark untouched
                 for k, v in props.items():
                     spark_conf[_SPARK_CATALOG_PREFIX + name + ("" if k == _CLASS_KEY else "." + k)] = v
+        default = merged.default_catalog
         if default not in catalogs:
             raise ValidationError(
                 f"Default catalog {default!r} is not configured (catalogs: {', '.join(sorted(catalogs))})"
@@ -325,8 +409,8 @@ class FloeConfig:
             catalogs=catalogs,
             default_catalog=default,
             spark_conf=spark_conf,
-            home=home,
-            config_file=config_file,
+            home=merged.home,
+            config_file=merged.config_file,
         )
 
     def catalog_properties(self, name: str) -> dict[str, str]:
@@ -344,16 +428,11 @@ class FloeConfig:
 
 
 def open_catalog(name: str, properties: Mapping[str, str]) -> object:
-    """Load a configured catalog with :func:`floe.catalog.load_catalog`.
+    """The catalog ``name`` built from already-resolved ``properties`` (e.g. ``FloeConfig.catalogs``).
 
-    A local SQLite catalog's folder (the embedded catalog's ``$FLOE_HOME``) is created first, so the
-    first command in a fresh directory works.
+    Unlike :func:`floe.load_catalog` this reads no configuration: the properties are complete. A local
+    SQLite catalog's folder is created first (see :func:`floe.catalog.loader.catalog_from_properties`).
     """
-    uri = properties.get("uri", "")
-    if properties.get("type") == "sql" and uri.startswith("sqlite:///"):
-        db = Path(uri[len("sqlite:///") :])
-        if str(db) and str(db) != ":memory:":
-            db.parent.mkdir(parents=True, exist_ok=True)
-    from floe.catalog import load_catalog  # imported on use: the catalog stack is heavy
+    from floe.catalog.loader import catalog_from_properties  # imported on use: the catalog stack is heavy
 
-    return load_catalog(name, **properties)
+    return catalog_from_properties(name, properties)

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 __all__ = [
-    "FloeError",
-    "ValidationError",
-    "InvalidMetadataError",
-    "UnsupportedError",
-    "NotFoundError",
-    "NoSuchNamespaceError",
-    "NoSuchTableError",
-    "NoSuchSnapshotError",
-    "NoSuchFileError",
     "AlreadyExistsError",
-    "NamespaceAlreadyExistsError",
-    "FileAlreadyExistsError",
-    "TableAlreadyExistsError",
-    "NamespaceNotEmptyError",
-    "CommitFailedError",
     "CommitConflictError",
+    "CommitFailedError",
     "CommitStateUnknownError",
+    "FileAlreadyExistsError",
+    "FloeError",
+    "InvalidMetadataError",
+    "NamespaceAlreadyExistsError",
+    "NamespaceNotEmptyError",
+    "NoSuchFileError",
+    "NoSuchNamespaceError",
+    "NoSuchSnapshotError",
+    "NoSuchTableError",
+    "NotFoundError",
     "ParseError",
+    "TableAlreadyExistsError",
+    "UnsupportedError",
+    "ValidationError",
 ]
 
 

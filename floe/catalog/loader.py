@@ -1,25 +1,22 @@
-"""``load_catalog``: a catalog by name and properties, with names configurable outside the code.
+"""``load_catalog``: a catalog by name, configured in :mod:`floe.config`, with keyword overrides.
 
-Properties come from, in increasing priority: the config file (``$FLOE_CONFIG`` or ``~/.floe.yaml``, a
-``catalog:`` mapping of names to properties), environment variables ``FLOE_CATALOG__<NAME>__<KEY>``
-(``__`` inside the key becomes ``.``, ``_`` becomes ``-``: ``FLOE_CATALOG__PROD__S3__ENDPOINT`` ->
-``s3.endpoint``), and the keyword arguments. ``type`` picks the implementation; without it, a ``uri``
-naming a database means ``sql``, an ``http(s)`` uri means ``rest``, and a bare ``warehouse`` means ``hadoop``.
+Named catalogs resolve through Floe's one configuration (:func:`floe.config.resolve_catalog_properties`):
+environment variables ``FLOE_CATALOG__<NAME>__<KEY>`` over the TOML file (``$FLOE_HOME/floe.toml``,
+``~/.floe/floe.toml``, ``./floe.toml``) over the embedded SQLite catalog ``floe``; keyword arguments win
+over all of them. ``type`` picks the implementation from :data:`CATALOG_TYPES`.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
-from floe.catalog.base import TYPE, URI, WAREHOUSE, Catalog
+from floe.catalog.base import TYPE, URI, Catalog
+from floe.config import resolve_catalog_properties
 from floe.errors import UnsupportedError, ValidationError
 
-__all__ = ["CATALOG_TYPES", "catalog_properties", "load_catalog", "register_catalog_type"]
+__all__ = ["CATALOG_TYPES", "catalog_from_properties", "load_catalog", "register_catalog_type"]
 
 # type name -> "module:Class"; imported on first use so optional backends cost nothing until used.
 CATALOG_TYPES: dict[str, str] = {
@@ -28,8 +25,7 @@ CATALOG_TYPES: dict[str, str] = {
     "rest": "floe.catalog.rest:RestCatalog",
 }
 
-_ENV_PREFIX = "FLOE_CATALOG__"
-_SQL_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql")
+_SQLITE_FILE = "sqlite:///"
 
 
 def register_catalog_type(name: str, target: str) -> None:
@@ -37,63 +33,27 @@ def register_catalog_type(name: str, target: str) -> None:
     CATALOG_TYPES[name.lower()] = target
 
 
-def _config_file() -> dict[str, dict[str, str]]:
-    path = Path(os.environ.get("FLOE_CONFIG", Path.home() / ".floe.yaml"))
-    if not path.is_file():
-        return {}
-    with path.open() as f:
-        doc = yaml.safe_load(f) or {}
-    catalogs = doc.get("catalog", {}) if isinstance(doc, dict) else {}
-    return {str(k).lower(): {str(pk): str(pv) for pk, pv in (v or {}).items()} for k, v in catalogs.items()}
-
-
-def _env(name: str) -> dict[str, str]:
-    prefix = f"{_ENV_PREFIX}{name.upper()}__"
-    out: dict[str, str] = {}
-    for key, value in os.environ.items():
-        if key.startswith(prefix):
-            out[key[len(prefix) :].lower().replace("__", ".").replace("_", "-")] = value
-    return out
-
-
-def catalog_properties(name: str, properties: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The merged properties of catalog ``name`` (config file < environment < ``properties``)."""
-    merged = dict(_config_file().get(name.lower(), {}))
-    merged.update(_env(name))
-    merged.update({k: str(v) for k, v in (properties or {}).items()})
-    return merged
-
-
-def _infer_type(props: Mapping[str, str]) -> str | None:
-    if TYPE in props:
-        return props[TYPE].lower()
+def _ensure_sqlite_folder(props: Mapping[str, str]) -> None:
+    # SQLite creates the database file but not its folder; the embedded catalog lives in $FLOE_HOME,
+    # which does not exist before the first command in a fresh directory.
     uri = props.get(URI, "")
-    scheme = uri.split(":", 1)[0].split("+", 1)[0].lower() if uri else ""
-    if scheme in _SQL_SCHEMES:
-        return "sql"
-    if scheme in ("http", "https"):
-        return "rest"
-    if WAREHOUSE in props and not uri:
-        return "hadoop"
-    return None
+    if props.get(TYPE) == "sql" and uri.startswith(_SQLITE_FILE):
+        db = uri[len(_SQLITE_FILE) :].split("?", 1)[0]
+        if db and db != ":memory:":
+            Path(db).parent.mkdir(parents=True, exist_ok=True)
 
 
-def load_catalog(name: str = "default", **properties: str) -> Catalog:
-    """A catalog named ``name``; ``properties`` override configured ones.
-
-    Example: ``load_catalog("local", type="sql", uri="sqlite:////tmp/cat.db", warehouse="/tmp/wh")``.
+def catalog_from_properties(name: str, properties: Mapping[str, str]) -> Catalog:
+    """The catalog ``name`` built from complete, normalized ``properties`` (no configuration is read).
 
     Raises:
-        ValidationError: no properties say which kind of catalog this is (the message lists the options).
+        ValidationError: ``type`` is missing.
         UnsupportedError: the ``type`` is unknown or its module is not installed.
     """
-    props = catalog_properties(name, properties)
-    kind = _infer_type(props)
-    if kind is None:
-        raise ValidationError(
-            f"Cannot load catalog {name!r}: no 'type', 'uri' or 'warehouse' property. Pass them as keyword "
-            f"arguments, set {_ENV_PREFIX}{name.upper()}__TYPE=..., or add it under 'catalog:' in ~/.floe.yaml"
-        )
+    props = {k: str(v) for k, v in properties.items()}
+    kind = props.pop(TYPE, "").lower()
+    if not kind:
+        raise ValidationError(f"Catalog {name!r} has no type (set {name}.type to hadoop, sql, jdbc or rest)")
     target = CATALOG_TYPES.get(kind)
     if target is None:
         raise UnsupportedError(
@@ -108,7 +68,23 @@ def load_catalog(name: str = "default", **properties: str) -> Catalog:
         raise UnsupportedError(
             f"Catalog type {kind!r} is not available: {module_name} is not installed"
         ) from e
+    _ensure_sqlite_folder({TYPE: kind, **props})
     cls = getattr(module, cls_name)
-    props.pop(TYPE, None)
     catalog: Catalog = cls(name, **props)
     return catalog
+
+
+def load_catalog(name: str | None = None, **properties: str) -> Catalog:
+    """The catalog ``name`` from Floe's configuration; ``properties`` override configured ones.
+
+    ``load_catalog()`` is the default catalog (the embedded SQLite catalog ``floe`` in ``$FLOE_HOME``
+    unless the configuration names another). Example:
+    ``load_catalog("local", type="sql", uri="sqlite:////tmp/cat.db", warehouse="/tmp/wh")``.
+
+    Raises:
+        ValidationError: the catalog is not configured and no properties say which kind it is (the
+            message lists the ways to configure it), or its properties are malformed.
+        UnsupportedError: the ``type`` is unknown or its module is not installed.
+    """
+    resolved, props = resolve_catalog_properties(name, properties)
+    return catalog_from_properties(resolved, props)

@@ -130,7 +130,7 @@ def _live_entries(io: FileIO, metadata: TableMetadata) -> Iterator[object]:
     for mf in read_manifest_list(io.new_input(snap.manifest_list).read_bytes()):
         data = io.new_input(mf.manifest_path).read_bytes()
         spec = metadata.spec_by_id(mf.partition_spec_id)
-        for entry in iter_manifest(data, manifest_file=mf, partition_spec=spec, schema=metadata.schema()):  # type: ignore[arg-type]
+        for entry in iter_manifest(data, manifest_file=mf, partition_spec=spec, schema=metadata.schema()):
             if entry.status != ManifestEntryStatus.DELETED:
                 yield entry
 

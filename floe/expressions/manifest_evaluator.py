@@ -19,6 +19,7 @@ from floe.serde.single_value import from_bytes
 from floe.spec.manifest import ManifestFile, PartitionFieldSummary
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
+from floe.spec.types import StructType
 
 __all__ = ["ManifestEvaluator"]
 
@@ -159,14 +160,25 @@ class ManifestEvaluator:
         row_filter: BooleanExpression,
         *,
         case_sensitive: bool = True,
+        partition_type: StructType | None = None,
     ) -> None:
         """Project and bind ``row_filter`` for manifests written with ``spec``.
+
+        Args:
+            spec: the manifests' partition spec (any of the table's specs).
+            schema: the schema ``row_filter`` binds to (the scan's schema).
+            row_filter: the row filter.
+            case_sensitive: match column names case-sensitively.
+            partition_type: ``spec``'s partition type; default ``spec.partition_type(schema)``. Pass
+                ``TableMetadata.partition_type(spec.spec_id)`` for old specs whose source column was
+                dropped (that call resolves it from the schema history; this default raises).
 
         Raises:
             ValidationError: the filter does not bind to ``schema``.
         """
         projected = inclusive_projection(schema, spec, row_filter, case_sensitive=case_sensitive)
-        self.partition_filter = bind(spec.partition_type(schema), projected, True)
+        ptype = spec.partition_type(schema) if partition_type is None else partition_type
+        self.partition_filter = bind(ptype, projected, True)
 
     def eval(self, manifest: ManifestFile) -> bool:
         """True when ``manifest`` may contain matching files (False only when it certainly does not)."""

@@ -32,14 +32,24 @@ class PartitionEvaluator:
         row_filter: BooleanExpression,
         *,
         case_sensitive: bool = True,
+        partition_type: StructType | None = None,
     ) -> None:
         """Project ``row_filter`` onto ``spec`` and bind it to the partition type.
+
+        Args:
+            spec: the partition spec of the tuples to evaluate.
+            schema: the schema ``row_filter`` binds to.
+            row_filter: the row filter.
+            case_sensitive: match column names case-sensitively.
+            partition_type: ``spec``'s partition type; default ``spec.partition_type(schema)`` (see
+                ``TableMetadata.partition_type`` for specs whose source column was dropped).
 
         Raises:
             ValidationError: the filter does not bind to ``schema``.
         """
         projected = inclusive_projection(schema, spec, row_filter, case_sensitive=case_sensitive)
-        self.partition_filter = bind(spec.partition_type(schema), projected, True)
+        ptype = spec.partition_type(schema) if partition_type is None else partition_type
+        self.partition_filter = bind(ptype, projected, True)
 
     def eval(self, partition: Row) -> bool:
         """Whether ``partition`` (a tuple in spec field order, or a mapping by field id/name) may match."""
@@ -99,14 +109,26 @@ class ResidualEvaluator:
         row_filter: BooleanExpression,
         *,
         case_sensitive: bool = True,
+        partition_type: StructType | None = None,
     ) -> None:
         """Bind ``row_filter`` to ``schema`` and project each predicate onto ``spec`` once.
+
+        Args:
+            spec: the partition spec of the tuples to evaluate.
+            schema: the schema ``row_filter`` binds to.
+            row_filter: the row filter.
+            case_sensitive: match column names case-sensitively.
+            partition_type: ``spec``'s partition type; default ``spec.partition_type(schema)`` (see
+                ``TableMetadata.partition_type`` for specs whose source column was dropped).
 
         Raises:
             ValidationError: the filter does not bind to ``schema``.
         """
         self.expr = rewrite_not(bind(schema, row_filter, case_sensitive))
-        part_type = spec.partition_type(schema) if spec.fields else StructType()
+        if partition_type is not None:
+            part_type = partition_type
+        else:
+            part_type = spec.partition_type(schema) if spec.fields else StructType()
         self._projections: dict[Predicate, _PredicateProjections] = {}
         for pred in _predicates(self.expr):
             fields = [f for f in spec.fields if f.source_ids == (pred.ref.field_id,)]

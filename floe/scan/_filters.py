@@ -19,12 +19,12 @@ from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 
 __all__ = [
-    "to_expression",
     "bind_filter",
     "manifest_evaluator",
-    "partition_evaluator",
     "metrics_evaluator",
+    "partition_evaluator",
     "residual_evaluator",
+    "to_expression",
 ]
 
 

@@ -22,11 +22,11 @@ import pyarrow.parquet as pq
 from floe.errors import UnsupportedError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
+from floe.expressions.to_arrow import to_arrow_expression
 from floe.io.arrow_schema import FIELD_ID_KEY, schema_to_arrow
 from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.io.projection import constant_array, project_by_field_id
-from floe.expressions.to_arrow import to_arrow_expression
 from floe.scan.tasks import FileScanTask
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileContent, FileFormat
@@ -36,13 +36,13 @@ if TYPE_CHECKING:
     from floe.scan.table_scan import TableScan
 
 __all__ = [
-    "read_tasks_to_arrow",
-    "read_task_to_arrow",
-    "read_data_file",
-    "with_fallback_ids",
-    "fallback_field_ids",
     "ReadContext",
+    "fallback_field_ids",
     "name_mapping_of",
+    "read_data_file",
+    "read_task_to_arrow",
+    "read_tasks_to_arrow",
+    "with_fallback_ids",
 ]
 
 
@@ -97,10 +97,10 @@ def _avro_to_arrow(data: bytes) -> pa.Table:
 
 
 def _row_group_start(rg: pq.RowGroupMetaData) -> int:
-    starts = []
+    starts: list[int] = []
     for i in range(rg.num_columns):
         c = rg.column(i)
-        starts.append(c.dictionary_page_offset if c.has_dictionary_page else c.data_page_offset)
+        starts.append(int(c.dictionary_page_offset if c.has_dictionary_page else c.data_page_offset))
     return min(starts)
 
 
@@ -152,7 +152,7 @@ def read_data_file(ctx: ReadContext, data_file: DataFile) -> pa.Table:
         table = pq.read_table(pa.BufferReader(raw))
         return with_fallback_ids(table, ctx.name_mapping, ctx.table_schema) if data_file.content == FileContent.DATA else table
     if fmt == FileFormat.ORC:
-        import pyarrow.orc as orc
+        from pyarrow import orc
 
         table = orc.ORCFile(pa.BufferReader(raw)).read()
         # pyarrow does not expose ORC type attributes (iceberg.id): resolve columns by name instead.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from floe.spec.manifest import FileContent, FileFormat, ManifestEntry
 from floe.spec.partitioning import PartitionSpec
 
-__all__ = ["DeleteFileIndex", "DELETE_FILE_PATH_FIELD_ID", "is_deletion_vector"]
+__all__ = ["DELETE_FILE_PATH_FIELD_ID", "DeleteFileIndex", "is_deletion_vector"]
 
 # Reserved field id of the ``file_path`` column of position delete files (spec "Reserved Field IDs").
 DELETE_FILE_PATH_FIELD_ID = 2147483546
@@ -90,7 +90,7 @@ class DeleteFileIndex:
             seq = _seq(e)
             if f.content == FileContent.EQUALITY_DELETES:
                 spec = specs_by_id.get(f.spec_id)
-                if spec is None or not spec.fields:
+                if spec is None or spec.is_unpartitioned:
                     self._global_eq.add(seq, e)
                 else:
                     self._eq_by_partition.setdefault((f.spec_id, f.partition), _SeqSorted()).add(seq, e)

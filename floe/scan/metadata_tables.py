@@ -13,12 +13,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from floe.errors import NoSuchSnapshotError, ValidationError
+from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.io.arrow_schema import type_to_arrow
 from floe.scan.planner import read_manifest_files
 from floe.scan.table_scan import TableLike
 from floe.serde.manifest_avro import iter_manifest
-from floe.spec.manifest import DataFile, FileContent, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
+from floe.spec.manifest import (
+    DataFile,
+    FileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+)
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.snapshot import Snapshot
@@ -59,7 +66,7 @@ def history(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
         {
             "made_current_at": _ms_to_us(e.timestamp_ms),
             "snapshot_id": e.snapshot_id,
-            "parent_id": (md.snapshot_by_id(e.snapshot_id).parent_snapshot_id if md.snapshot_by_id(e.snapshot_id) else None),
+            "parent_id": getattr(md.snapshot_by_id(e.snapshot_id), "parent_snapshot_id", None),
             "is_current_ancestor": e.snapshot_id in ancestors,
         }
         for e in md.snapshot_log
@@ -309,7 +316,7 @@ def _readable_metrics(schema: Schema, files: list[DataFile]) -> pa.Array:
         fid = leaf.field_id
         try:
             vt = pa.binary(16) if isinstance(leaf.field_type, UUIDType) else type_to_arrow(leaf.field_type)
-        except Exception:  # noqa: BLE001 - types without an Arrow form (variant, geometry) are left out
+        except UnsupportedError:  # types without an Arrow form (variant, geometry) are left out
             continue
         sub = [
             pa.array([(f.column_sizes or {}).get(fid) for f in files], pa.int64()),
@@ -412,10 +419,12 @@ def partitions(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
         spec = specs.get(f.spec_id)
         by_id = {pf.field_id: f.partition[i] for i, pf in enumerate(spec.fields)} if spec is not None else {}
         key = tuple(by_id.get(pf.field_id) for pf in ptype.fields)
-        s = stats.setdefault(key, dict(spec_id=f.spec_id, record_count=0, file_count=0, total_data_file_size_in_bytes=0,
-                                       position_delete_record_count=0, position_delete_file_count=0,
-                                       equality_delete_record_count=0, equality_delete_file_count=0,
-                                       last_updated_at=None, last_updated_snapshot_id=None))
+        s = stats.setdefault(key, {
+            "spec_id": f.spec_id, "record_count": 0, "file_count": 0, "total_data_file_size_in_bytes": 0,
+            "position_delete_record_count": 0, "position_delete_file_count": 0,
+            "equality_delete_record_count": 0, "equality_delete_file_count": 0,
+            "last_updated_at": None, "last_updated_snapshot_id": None,
+        })
         reps.setdefault(key, f)
         snapshot = md.snapshot_by_id(e.snapshot_id) if e.snapshot_id is not None else None
         if snapshot is not None:

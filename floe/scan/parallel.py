@@ -18,11 +18,18 @@ from typing import Any
 
 from floe.expressions.base import BooleanExpression
 from floe.io.fileio import FileIO
-from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry, ManifestEntryStatus, ManifestFile
+from floe.spec.manifest import (
+    DataFile,
+    FileContent,
+    FileFormat,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+)
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 
-__all__ = ["PlanJob", "plan_in_processes", "MIN_MANIFESTS_FOR_PROCESSES"]
+__all__ = ["MIN_MANIFESTS_FOR_PROCESSES", "PlanJob", "plan_in_processes"]
 
 # Below this many manifests, process start-up (~0.3 s per worker) costs more than it saves.
 MIN_MANIFESTS_FOR_PROCESSES = 64

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from floe.errors import UnsupportedError
 from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression
@@ -36,9 +37,10 @@ from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.snapshot import Snapshot
 
-__all__ = ["ManifestPlanner", "read_manifest_files", "referenced_field_ids", "DEFAULT_PLANNING_THREADS"]
+__all__ = ["DEFAULT_PLANNING_THREADS", "ManifestPlanner", "read_manifest_files", "referenced_field_ids"]
 
 DEFAULT_PLANNING_THREADS = 4
+_T = TypeVar("_T")
 _DELETED = ManifestEntryStatus.DELETED
 _DATA = FileContent.DATA
 
@@ -55,7 +57,7 @@ def read_manifest_files(
     for path in snapshot.manifests or ():
         # v1 snapshots without a manifest list name their manifests inline; the spec id is in the header.
         with io.new_input(loc(path)).open() as fo:
-            header = read_manifest_header(fo)
+            header = read_manifest_header(fo.read())
         spec_id = int(header.get("partition-spec-id", "0"))
         out.append(
             ManifestFile(path, 0, spec_id, ManifestContent.DATA, 0, 0, snapshot.snapshot_id,
@@ -94,7 +96,7 @@ class ManifestPlanner:
         io: FileIO,
         schema: Schema,
         specs_by_id: Mapping[int, PartitionSpec],
-        row_filter: BooleanExpression = AlwaysTrue(),
+        row_filter: BooleanExpression | None = None,
         case_sensitive: bool = True,
         threads: int = DEFAULT_PLANNING_THREADS,
         location_of: Callable[[str], str] | None = None,
@@ -104,13 +106,13 @@ class ManifestPlanner:
         self._io = io
         self._schema = schema
         self._specs = dict(specs_by_id)
-        self._filter = row_filter
+        self._filter = row_filter if row_filter is not None else AlwaysTrue()
         self._case_sensitive = case_sensitive
         self._threads = max(1, threads)
         self._loc = location_of or (lambda s: s)
         self._table = table_name
         self._processes = processes
-        self._bound = _filters.bind_filter(schema, row_filter, case_sensitive)
+        self._bound = _filters.bind_filter(schema, self._filter, case_sensitive)
         self._filters: dict[int, _SpecFilters] = {}
         # Planning counters (like Iceberg's ScanMetrics): manifests read/skipped, files kept/skipped.
         self.metrics: dict[str, int] = {
@@ -121,7 +123,7 @@ class ManifestPlanner:
             "result_delete_files": 0,
         }
         self._metrics_ok = (
-            None if isinstance(self._bound, AlwaysTrue) else _filters.metrics_evaluator(schema, row_filter, case_sensitive)
+            None if isinstance(self._bound, AlwaysTrue) else _filters.metrics_evaluator(schema, self._filter, case_sensitive)
         )
 
     # -- per-spec state ---------------------------------------------------------------------------
@@ -146,7 +148,7 @@ class ManifestPlanner:
 
     def residual(self, spec_id: int, partition: tuple[object, ...]) -> BooleanExpression:
         """The filter still to apply to rows of a file with this spec and partition tuple."""
-        return self._for_spec(spec_id).residual_for(partition)  # type: ignore[return-value]
+        return self._for_spec(spec_id).residual_for(partition)
 
     # -- manifests --------------------------------------------------------------------------------
     def _manifest_selected(self, m: ManifestFile) -> bool:
@@ -250,11 +252,11 @@ class ManifestPlanner:
             )
 
 
-def _cached(fn: Callable[[tuple[object, ...]], object]) -> Callable[[tuple[object, ...]], object]:
+def _cached(fn: Callable[[tuple[object, ...]], _T]) -> Callable[[tuple[object, ...]], _T]:
     """Memoise a function of a partition tuple (tables have far fewer partitions than files)."""
-    cache: dict[tuple[object, ...], object] = {}
+    cache: dict[tuple[object, ...], _T] = {}
 
-    def lookup(p: tuple[object, ...]) -> object:
+    def lookup(p: tuple[object, ...]) -> _T:
         try:
             return cache[p]
         except KeyError:

@@ -28,7 +28,7 @@ from floe.spec.table_metadata import TableMetadata
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["TableScan", "TableLike", "LocatedTable", "SCAN_THREADS_OPTION", "SCAN_PROCESSES_OPTION"]
+__all__ = ["SCAN_PROCESSES_OPTION", "SCAN_THREADS_OPTION", "LocatedTable", "TableLike", "TableScan"]
 
 # Scan options (not table properties): manifest reader threads, and worker processes for large plans
 # (default: one per CPU; used only from MIN_MANIFESTS_FOR_PROCESSES manifests on).

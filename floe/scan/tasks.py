@@ -15,7 +15,7 @@ from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.spec.manifest import DataFile, FileFormat, ManifestEntry
 from floe.spec.partitioning import PartitionSpec
 
-__all__ = ["FileScanTask", "CombinedScanTask", "split_task", "split_tasks", "pack_tasks"]
+__all__ = ["CombinedScanTask", "FileScanTask", "pack_tasks", "split_task", "split_tasks"]
 
 # Java also splits ORC and Avro; Floe's driver-side readers can read byte ranges of Parquet only, so
 # other formats stay whole (Spark's native Parquet scan does its own splitting anyway).

@@ -116,6 +116,7 @@ class ManifestWriter:
         content: ManifestContent = ManifestContent.DATA,
         manifest_path: str = "",
         compression: str = "deflate",
+        partition_type: StructType | None = None,
     ) -> None:
         """Start a manifest.
 
@@ -128,6 +129,9 @@ class ManifestWriter:
             content: DATA or DELETES (delete manifests need v2+).
             manifest_path: the manifest's location, recorded in the returned ManifestFile.
             compression: Avro codec.
+            partition_type: ``spec``'s partition type; default ``spec.partition_type(schema)``. Pass
+                ``TableMetadata.partition_type(spec_id)`` when rewriting manifests of an old spec whose
+                source column was dropped.
 
         Raises:
             ValidationError: delete manifests in v1.
@@ -141,7 +145,8 @@ class ManifestWriter:
         self._snapshot_id = snapshot_id
         self._content = ManifestContent(content)
         self._path = manifest_path
-        partition_type = spec.partition_type(schema)
+        if partition_type is None:
+            partition_type = spec.partition_type(schema)
         self._write_partition = _partition_writer(partition_type)
         self._summaries = [_FieldSummary(f) for f in partition_type.fields]
         meta = {

@@ -38,7 +38,7 @@ from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
 from floe.spec.schema import Schema, walk_fields
 from floe.spec.types import IcebergType, ListType, MapType, NestedField, StructType, UUIDType
 
-__all__ = ["ScanInputs", "unstable_field_ids", "tasks_to_dataframe", "spark_path_key", "driver_path_key"]
+__all__ = ["ScanInputs", "driver_path_key", "spark_path_key", "tasks_to_dataframe", "unstable_field_ids"]
 
 _FILE = "_floe_file"
 _POS = "_floe_pos"
@@ -126,12 +126,6 @@ def _file_field(f: NestedField, name: str) -> T.StructField:
     return T.StructField(name, sf.dataType, True, {FIELD_ID_METADATA_KEY: f.field_id})
 
 
-def _uuid_to_string(col: Column) -> Column:
-    h = F.lower(F.hex(col))
-    parts = [F.substring(h, 1, 8), F.substring(h, 9, 4), F.substring(h, 13, 4), F.substring(h, 17, 4), F.substring(h, 21, 12)]
-    return F.when(col.isNull(), F.lit(None)).otherwise(F.concat_ws("-", *parts))
-
-
 # -- per-file facts ------------------------------------------------------------------------------------
 def _lacks_column(df: DataFile, field_id: int, present: set[int] | None) -> bool:
     """Whether a file lacks a column: from its footer when probed, else from the manifest's metrics."""
@@ -156,9 +150,13 @@ def _constant_fills(
         return out
     read_ids = {f.field_id for f in read_fields}
     for pos, pf in enumerate(spec.fields):
-        if str(pf.transform) == "identity" and pf.source_id in read_ids and pos < len(task.data_file.partition):
-            if _lacks_column(task.data_file, pf.source_id, present):
-                out[pf.source_id] = task.data_file.partition[pos]
+        if (
+            str(pf.transform) == "identity"
+            and pf.source_id in read_ids
+            and pos < len(task.data_file.partition)
+            and _lacks_column(task.data_file, pf.source_id, present)
+        ):
+            out[pf.source_id] = task.data_file.partition[pos]
     return out
 
 
@@ -330,11 +328,10 @@ class _Builder:
     def _spec_is_partitioned(self, dfile: DataFile) -> bool:
         for t in self.tasks:
             if t.spec is not None and t.spec.spec_id == dfile.spec_id:
-                return bool(t.spec.fields)
+                return t.spec.is_partitioned
         return bool(dfile.partition)
 
     def _apply_identity_fills(self, df: DataFrame) -> DataFrame:
-        read_ids = {f.field_id for f in self.read_schema.fields}
         fills = {t.data_file.file_path: _constant_fills(t, self.read_schema.fields, self._present(t)) for t in self.tasks}
         fill_ids = sorted({i for v in fills.values() for i in v})
         if not fill_ids:
@@ -376,7 +373,6 @@ class _Builder:
         self.footers = _probe_footers(self.inp.io, locations) if probe else {}
         no_ids = {loc: list(f.names) for loc, f in self.footers.items() if f.ids is None}
         has_deletes = any(t.deletes for t in tasks)
-        read_ids = {f.field_id for f in self.read_schema.fields}
         needs_fill = any(_constant_fills(t, self.read_schema.fields, self._present(t)) for t in tasks)
         need_meta = has_deletes or needs_fill
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
@@ -399,17 +395,24 @@ class _Builder:
         return [self._finish(df)]
 
     def _finish(self, df: DataFrame) -> DataFrame:
-        cols = []
+        """Columns renamed back to the schema's names (uuid bytes as text); one selectExpr call."""
+        exprs = []
         for f in self.read_schema.fields:
-            c = F.col(_q(self.names[f.field_id]))
+            src = _q(self.names[f.field_id])
             if isinstance(f.field_type, UUIDType):
-                c = _uuid_to_string(c)
-            cols.append(c.alias(f.name))
-        return df.select(*cols)
+                h = f"lower(hex({src}))"
+                parts = ", ".join(f"substr({h}, {a}, {n})" for a, n in ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12)))
+                src = f"CASE WHEN {src} IS NULL THEN NULL ELSE concat_ws('-', {parts}) END"
+            exprs.append(f"{src} AS {_q(f.name)}")
+        if list(df.columns) == [f.name for f in self.read_schema.fields] and not any(
+            isinstance(f.field_type, UUIDType) for f in self.read_schema.fields
+        ):
+            return df
+        return df.selectExpr(*exprs)
 
     def _arrow_frame(self, tasks: list[FileScanTask]) -> DataFrame:
         table = self.inp.arrow_fallback(tasks)
-        return self.spark.createDataFrame(table, to_spark_schema(self.read_schema))  # type: ignore[arg-type]
+        return self.spark.createDataFrame(table, to_spark_schema(self.read_schema))
 
 
 def _strip(t: T.DataType) -> T.DataType:
@@ -436,11 +439,11 @@ def _py(value: object, t: IcebergType) -> object:
     if value is None:
         return None
     if isinstance(t, DateType):
-        return dt.date(1970, 1, 1) + dt.timedelta(days=int(value))  # type: ignore[arg-type]
+        return dt.date(1970, 1, 1) + dt.timedelta(days=int(str(value)))
     if isinstance(t, TimestamptzType):
-        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=int(value))  # type: ignore[arg-type]
+        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=int(str(value)))
     if isinstance(t, TimestampType):
-        return dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(value))  # type: ignore[arg-type]
+        return dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(str(value)))
     if isinstance(t, UUIDType):
         return getattr(value, "bytes", value)
     return value

@@ -47,7 +47,7 @@ from floe.scan.tasks import FileScanTask
 from floe.spark.types import to_spark_schema
 from floe.spec.schema import Schema
 
-__all__ = ["IcebergReader", "READ_OPTIONS", "scan_from_options", "spark_schema_for", "filter_to_expression"]
+__all__ = ["READ_OPTIONS", "IcebergReader", "filter_to_expression", "scan_from_options", "spark_schema_for"]
 
 READ_OPTIONS = ("snapshot-id", "as-of-timestamp", "branch", "tag", "start-snapshot-id", "end-snapshot-id")
 
@@ -127,7 +127,7 @@ def filter_to_expression(f: Filter) -> BooleanExpression | None:
 
 
 @dataclass(frozen=True)
-class _TaskGroup(InputPartition):  # type: ignore[misc]
+class _TaskGroup(InputPartition):
     """One Spark partition: a bin-packed group of file scan tasks and what reading them needs."""
 
     index: int
@@ -158,7 +158,7 @@ def _to_spark_arrow(table: pa.Table, target: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=target)
 
 
-class IcebergReader(DataSourceReader):  # type: ignore[misc]
+class IcebergReader(DataSourceReader):
     """Plans on the driver, reads one combined task per Spark partition with pyarrow."""
 
     def __init__(self, options: Mapping[str, str], schema: T.StructType) -> None:
@@ -166,7 +166,7 @@ class IcebergReader(DataSourceReader):  # type: ignore[misc]
         self.schema = schema
         self.pushed: list[BooleanExpression] = []
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's API name
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Record convertible filters for pruning; return all of them so Spark evaluates them too."""
         for f in filters:
             e = filter_to_expression(f)

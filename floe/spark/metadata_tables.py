@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from floe.scan.metadata_tables import METADATA_TABLES, metadata_table
 
-__all__ = ["metadata_table_df", "METADATA_TABLE_NAMES"]
+__all__ = ["METADATA_TABLE_NAMES", "metadata_table_df"]
 
 METADATA_TABLE_NAMES = tuple(METADATA_TABLES)
 

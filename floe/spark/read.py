@@ -9,31 +9,34 @@ Avro) are read on the driver with pyarrow and unioned in.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from floe.catalog.hadoop import HadoopTableOperations, is_table_folder
+from floe.catalog.loader import load_catalog
 from floe.catalog.metadata_files import read_metadata
 from floe.errors import NoSuchTableError, UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
 from floe.expressions.to_spark_sql import to_spark_sql
 from floe.io.fileio import FileIO
-from floe.io.locations import to_local_path
+from floe.io.locations import is_local, to_local_path
+from floe.io.table_folder import FolderTable, open_table_folder
 from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arrow
 from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark._scan_frames import ScanInputs, tasks_to_dataframe
+from floe.spark.session import attach
 from floe.spec.schema import Schema
 from floe.table.operations import ReadOnlyTableOperations
 from floe.table.table import Table
 
-__all__ = ["read", "scan_for", "load_table", "located_folder_table", "dataframe_for_scan"]
+_FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
+
+__all__ = ["dataframe_for_scan", "load_table", "located_folder_table", "read", "scan_for"]
 
 
 def load_table(spark: SparkSession | None, source: object) -> TableLike:
@@ -43,7 +46,7 @@ def load_table(spark: SparkSession | None, source: object) -> TableLike:
         NoSuchTableError: nothing readable at that location / identifier.
     """
     if hasattr(source, "metadata") and hasattr(source, "io"):
-        return source  # type: ignore[return-value]
+        return source
     if not isinstance(source, str):
         raise ValidationError(f"Cannot read {source!r}: pass a Table, a table location or an identifier")
     if "/" in source or "\\" in source or source.endswith(".json"):
@@ -61,31 +64,26 @@ def _open_location(location: str) -> TableLike:
         ops = HadoopTableOperations((), io, location)
         metadata, metadata_location = ops.load()
         return Table((), metadata, metadata_location, ops)
-    try:
-        folder = importlib.import_module("floe.io.table_folder")
-    except ModuleNotFoundError:
-        folder = None
-    opener = getattr(folder, "open_table_folder", None)
-    if opener is not None:
-        return located_folder_table(opener(to_local_path(location)))
+    if is_local(location):
+        # A copied table (fixtures, backups): recorded paths are mapped onto the folder.
+        return located_folder_table(open_table_folder(to_local_path(location)))
     raise NoSuchTableError(f"No Iceberg table at {location} (no metadata JSON, version hint or metadata folder)")
 
 
 def _load_identifier(spark: SparkSession | None, identifier: str) -> TableLike:
-    try:
-        catalogs = importlib.import_module("floe.catalog")
-    except ModuleNotFoundError as e:  # pragma: no cover - the package always exists
-        raise NoSuchTableError(f"Cannot load table {identifier}: no catalogs") from e
-    loader = getattr(catalogs, "load_table", None)
-    if loader is None:
-        raise UnsupportedError(
-            f"Cannot load table {identifier!r} by name: no catalog registry (floe.catalog.load_table); "
-            "pass a Table or a location"
-        )
-    return loader(identifier, spark=spark) if spark is not None else loader(identifier)  # type: ignore[no-any-return]
+    """``catalog.db.table`` through that configured catalog, else ``db.table`` in the default catalog."""
+    parts = identifier.split(".")
+    if len(parts) >= 3:
+        try:
+            catalog = load_catalog(parts[0])
+        except (ValidationError, UnsupportedError):
+            catalog = None
+        if catalog is not None:
+            return catalog.load_table(".".join(parts[1:]))
+    return load_catalog().load_table(identifier)
 
 
-def located_folder_table(folder: Any) -> LocatedTable:
+def located_folder_table(folder: FolderTable) -> LocatedTable:
     """A scan-able handle for a table opened with floe.io.table_folder (paths mapped onto the folder)."""
     return LocatedTable(
         metadata=folder.metadata,
@@ -198,7 +196,10 @@ def dataframe_for_scan(spark: SparkSession, scan: TableScan, tasks: list[FileSca
     df = tasks_to_dataframe(spark, inputs, planned)
     if not isinstance(bound, AlwaysTrue):
         df = df.where(to_spark_sql(bound))
-    return df.select(*[F.col("`" + f.name.replace("`", "``") + "`") for f in scan.projection().fields])
+    out = [f.name for f in scan.projection().fields]
+    if df.columns == out:
+        return df
+    return df.selectExpr(*["`" + n.replace("`", "``") + "`" for n in out])
 
 
 def read(
@@ -237,9 +238,8 @@ def read(
             incremental range containing overwrites or deletes).
         ValidationError: conflicting options or a filter that does not bind to the schema.
     """
-    from floe.spark.session import attach
-
-    attach(spark)
+    if spark.conf.get(_FIELD_ID_READ, "false") != "true":
+        attach(spark)  # Floe's settings are required: ids decide which file column is which
     t = load_table(spark, table)
     scan = scan_for(
         t,

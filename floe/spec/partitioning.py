@@ -35,14 +35,14 @@ from floe.transforms import (
 )
 
 __all__ = [
+    "INITIAL_SPEC_ID",
+    "PARTITION_FIELD_ID_START",
+    "UNPARTITIONED_SPEC",
     "PartitionField",
     "PartitionSpec",
     "PartitionSpecBuilder",
-    "UNPARTITIONED_SPEC",
-    "PARTITION_FIELD_ID_START",
-    "INITIAL_SPEC_ID",
-    "url_encode",
     "default_partition_name",
+    "url_encode",
 ]
 
 PARTITION_FIELD_ID_START = 1000
@@ -154,22 +154,35 @@ class PartitionSpec:
                 _check_source(schema, sid, f.transform, f"partition field {f.name!r} of spec {self.spec_id}")
         return self
 
-    def partition_type(self, schema: Schema) -> StructType:
+    def partition_type(self, schema: Schema, *, history: Sequence[Schema] = ()) -> StructType:
         """The partition tuple's struct: one optional field per partition field (id = partition field id).
 
-        A void field whose source column was dropped gets type ``unknown``.
+        A non-void field whose source column is not in ``schema`` takes its source type from the first
+        schema of ``history`` holding that column: files written under an old spec keep their partition
+        values after the column is dropped (the next spec makes the field void). A void field whose
+        source column was dropped gets type ``unknown``.
+
+        Args:
+            schema: the schema the spec is bound to (normally the table's current schema).
+            history: older schemas, newest first (see ``TableMetadata.partition_type``).
 
         Raises:
-            ValidationError: a non-void field's source column is not in ``schema``.
+            ValidationError: a non-void field's source column is in neither ``schema`` nor ``history``.
         """
         out: list[NestedField] = []
         for f in self.fields:
             source = schema.find_field_or_none(f.source_id)
+            is_void = f.transform.is_void or isinstance(f.transform, UnknownTransform)
+            if source is None and not is_void:
+                source = next(
+                    (s for old in history if (s := old.find_field_or_none(f.source_id)) is not None), None
+                )
             if source is None:
-                if not (f.transform.is_void or isinstance(f.transform, UnknownTransform)):
+                if not is_void:
                     raise ValidationError(
                         f"Cannot find source column id {f.source_id} for partition field {f.name!r} "
                         f"of spec {self.spec_id} in schema {schema.schema_id}"
+                        + (f" or any of {len(history)} older schemas" if history else "")
                     )
                 result: IcebergType = (
                     UnknownType() if f.transform.is_void else f.transform.result_type(UnknownType())

@@ -15,7 +15,7 @@ from floe.spec.types import (
     StructType,
 )
 
-__all__ = ["Schema", "assign_fresh_ids", "walk_fields", "INITIAL_SCHEMA_ID"]
+__all__ = ["INITIAL_SCHEMA_ID", "Schema", "assign_fresh_ids", "walk_fields"]
 
 INITIAL_SCHEMA_ID = 0
 
@@ -76,7 +76,9 @@ class Schema:
             seen[f.field_id] = name
         for fid in self.identifier_field_ids:
             if fid not in seen:
-                raise ValidationError(f"Schema {self.schema_id}: identifier field id {fid} is not in the schema")
+                raise ValidationError(
+                    f"Schema {self.schema_id}: identifier field id {fid} is not in the schema"
+                )
 
     # -- views -------------------------------------------------------------------------------
     def as_struct(self) -> StructType:
@@ -252,7 +254,15 @@ def assign_fresh_ids(
                 mapping[f.field_id] = new
             return StructType(
                 *(
-                    NestedField(new, f.name, fresh(f.field_type), f.required, f.doc, f.initial_default, f.write_default)
+                    NestedField(
+                        new,
+                        f.name,
+                        fresh(f.field_type),
+                        f.required,
+                        f.doc,
+                        f.initial_default,
+                        f.write_default,
+                    )
                     for f, new in zip(t.fields, ids)
                 )
             )

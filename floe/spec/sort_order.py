@@ -11,13 +11,13 @@ from floe.spec.types import PrimitiveType
 from floe.transforms import IdentityTransform, Transform
 
 __all__ = [
-    "SortDirection",
+    "UNSORTED_ORDER_ID",
+    "UNSORTED_SORT_ORDER",
     "NullOrder",
+    "SortDirection",
     "SortField",
     "SortOrder",
     "SortOrderBuilder",
-    "UNSORTED_SORT_ORDER",
-    "UNSORTED_ORDER_ID",
 ]
 
 UNSORTED_ORDER_ID = 0

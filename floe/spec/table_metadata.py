@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from floe.errors import InvalidMetadataError, NoSuchSnapshotError
+from floe.errors import InvalidMetadataError, NoSuchSnapshotError, ValidationError
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.refs import MAIN_BRANCH, SnapshotRef
 from floe.spec.schema import Schema
@@ -25,6 +25,7 @@ from floe.spec.snapshot import (
     StatisticsFile,
 )
 from floe.spec.sort_order import SortOrder
+from floe.spec.types import StructType
 
 __all__ = ["INITIAL_SORT_ORDER_ID", "INITIAL_SPEC_ID", "SUPPORTED_TABLE_FORMAT_VERSIONS", "TableMetadata"]
 
@@ -206,6 +207,25 @@ class TableMetadata:
     def specs_by_id(self) -> Mapping[int, PartitionSpec]:
         """Every partition spec keyed by id (manifests name the spec they were written with)."""
         return dict(self._specs_by_id)
+
+    def partition_type(self, spec_id: int | None = None) -> StructType:
+        """The partition tuple type of spec ``spec_id`` (default: the current spec), valid for old specs.
+
+        Source columns are looked up in the current schema first, then in older schemas newest first, so
+        a spec whose (non-void) source column was dropped after files were written still has a type:
+        use this, not ``spec.partition_type(schema())``, to plan or rewrite manifests of any spec.
+
+        Raises:
+            ValidationError: no such spec, or a source column is in no schema of the table.
+        """
+        spec = self.spec() if spec_id is None else self.spec_by_id(spec_id)
+        if spec is None:
+            raise ValidationError(f"Table {self.location} has no partition spec with id {spec_id}")
+        current = self.schema()
+        history = sorted(
+            (s for s in self.schemas if s.schema_id != current.schema_id), key=lambda s: -s.schema_id
+        )
+        return spec.partition_type(current, history=history)
 
     def sort_order(self) -> SortOrder:
         """The default sort order."""

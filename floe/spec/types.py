@@ -8,42 +8,41 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from floe.errors import ValidationError
 
 __all__ = [
-    "IcebergType",
-    "PrimitiveType",
-    "BooleanType",
-    "IntegerType",
-    "LongType",
-    "FloatType",
-    "DoubleType",
-    "DecimalType",
-    "DateType",
-    "TimeType",
-    "TimestampType",
-    "TimestamptzType",
-    "TimestampNanoType",
-    "TimestamptzNanoType",
-    "StringType",
-    "UUIDType",
-    "FixedType",
     "BinaryType",
+    "BooleanType",
+    "DateType",
+    "DecimalType",
+    "DefaultValue",
+    "DoubleType",
+    "FixedType",
+    "FloatType",
+    "GeographyType",
+    "GeometryType",
+    "IcebergType",
+    "IntegerType",
+    "ListType",
+    "LongType",
+    "MapType",
+    "NestedField",
+    "NestedType",
+    "PrimitiveType",
+    "StringType",
+    "StructType",
+    "TimeType",
+    "TimestampNanoType",
+    "TimestampType",
+    "TimestamptzNanoType",
+    "TimestamptzType",
+    "UUIDType",
     "UnknownType",
     "VariantType",
-    "GeometryType",
-    "GeographyType",
-    "NestedType",
-    "NestedField",
-    "StructType",
-    "ListType",
-    "MapType",
-    "DefaultValue",
-    "parse_primitive",
-    "is_promotion_allowed",
     "decimal_required_bytes",
+    "is_promotion_allowed",
+    "parse_primitive",
 ]
 
 # A default value as the spec stores it, already decoded from JSON into a Python value.
@@ -360,7 +359,7 @@ class MapType(NestedType):
         return f"map<{self.key_type}, {self.value_type}>"
 
 
-AnyType = Union[PrimitiveType, StructType, ListType, MapType]
+AnyType = PrimitiveType | StructType | ListType | MapType
 
 
 def is_promotion_allowed(source: IcebergType, target: IcebergType, format_version: int = 2) -> bool:

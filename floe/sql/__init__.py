@@ -6,73 +6,165 @@
 Execution lives in :mod:`floe.sql.engine`; results are :class:`floe.sql.result.ResultSet` values.
 """
 
-from floe.sql.commands import (
-    AddColumns,
-    AddPartitionField,
-    AlterColumnComment,
-    AlterColumnNullability,
-    AlterColumnPosition,
-    AlterColumnType,
-    AlterTable,
-    AlterTableChanges,
-    Assignment,
-    Call,
-    ColumnPosition,
-    CreateBranch,
-    CreateNamespace,
-    CreateTable,
-    CreateTag,
-    Delete,
-    DescribeTable,
-    DropBranch,
-    DropColumns,
-    DropIdentifierFields,
-    DropNamespace,
-    DropPartitionField,
-    DropTable,
-    DropTag,
-    Explain,
-    Insert,
-    Merge,
-    MergeClause,
-    Name,
-    NewColumn,
-    PartitionField,
-    ProcedureArg,
-    Query,
-    RenameColumn,
-    RenameTable,
-    ReplacePartitionField,
-    Select,
-    SetConf,
-    SetIdentifierFields,
-    SetProperties,
-    ShowCatalogs,
-    ShowCreateTable,
-    ShowNamespaces,
-    ShowTables,
-    ShowTblProperties,
-    SortField,
-    SqlExpr,
-    Statement,
-    TableRef,
-    TimeTravel,
-    UnsetProperties,
-    Update,
-    UseStmt,
-    WriteOrderedBy,
-)
-from floe.sql.identifiers import (
-    METADATA_TABLES,
-    ResolvedTable,
-    format_name,
-    resolve_namespace,
-    resolve_table,
-    resolve_use,
-)
-from floe.sql.lexer import StatementText, is_complete, split_statements
-from floe.sql.parser import parse_script, parse_statement
-from floe.sql.result import ResultSet
+from typing import TYPE_CHECKING, Any
+
+# Exports load on first use (PEP 562): the CLI's inspection commands import floe.sql.result only, and must
+# not pay for sqlglot (imported by the lexer and parser) unless a statement is parsed.
+_EXPORTS: dict[str, str] = {
+    "METADATA_TABLES": "floe.sql.identifiers",
+    "AddColumns": "floe.sql.commands",
+    "AddPartitionField": "floe.sql.commands",
+    "AlterColumnComment": "floe.sql.commands",
+    "AlterColumnNullability": "floe.sql.commands",
+    "AlterColumnPosition": "floe.sql.commands",
+    "AlterColumnType": "floe.sql.commands",
+    "AlterTable": "floe.sql.commands",
+    "AlterTableChanges": "floe.sql.commands",
+    "Assignment": "floe.sql.commands",
+    "Call": "floe.sql.commands",
+    "ColumnPosition": "floe.sql.commands",
+    "CreateBranch": "floe.sql.commands",
+    "CreateNamespace": "floe.sql.commands",
+    "CreateTable": "floe.sql.commands",
+    "CreateTag": "floe.sql.commands",
+    "Delete": "floe.sql.commands",
+    "DescribeTable": "floe.sql.commands",
+    "DropBranch": "floe.sql.commands",
+    "DropColumns": "floe.sql.commands",
+    "DropIdentifierFields": "floe.sql.commands",
+    "DropNamespace": "floe.sql.commands",
+    "DropPartitionField": "floe.sql.commands",
+    "DropTable": "floe.sql.commands",
+    "DropTag": "floe.sql.commands",
+    "Explain": "floe.sql.commands",
+    "Insert": "floe.sql.commands",
+    "Merge": "floe.sql.commands",
+    "MergeClause": "floe.sql.commands",
+    "Name": "floe.sql.commands",
+    "NewColumn": "floe.sql.commands",
+    "PartitionField": "floe.sql.commands",
+    "ProcedureArg": "floe.sql.commands",
+    "Query": "floe.sql.commands",
+    "RenameColumn": "floe.sql.commands",
+    "RenameTable": "floe.sql.commands",
+    "ReplacePartitionField": "floe.sql.commands",
+    "ResolvedTable": "floe.sql.identifiers",
+    "ResultSet": "floe.sql.result",
+    "Select": "floe.sql.commands",
+    "SetConf": "floe.sql.commands",
+    "SetIdentifierFields": "floe.sql.commands",
+    "SetProperties": "floe.sql.commands",
+    "ShowCatalogs": "floe.sql.commands",
+    "ShowCreateTable": "floe.sql.commands",
+    "ShowNamespaces": "floe.sql.commands",
+    "ShowTables": "floe.sql.commands",
+    "ShowTblProperties": "floe.sql.commands",
+    "SortField": "floe.sql.commands",
+    "SqlExpr": "floe.sql.commands",
+    "Statement": "floe.sql.commands",
+    "StatementText": "floe.sql.lexer",
+    "TableRef": "floe.sql.commands",
+    "TimeTravel": "floe.sql.commands",
+    "UnsetProperties": "floe.sql.commands",
+    "Update": "floe.sql.commands",
+    "UseStmt": "floe.sql.commands",
+    "WriteOrderedBy": "floe.sql.commands",
+    "format_name": "floe.sql.identifiers",
+    "is_complete": "floe.sql.lexer",
+    "parse_script": "floe.sql.parser",
+    "parse_statement": "floe.sql.parser",
+    "resolve_namespace": "floe.sql.identifiers",
+    "resolve_table": "floe.sql.identifiers",
+    "resolve_use": "floe.sql.identifiers",
+    "split_statements": "floe.sql.lexer",
+}
+
+if TYPE_CHECKING:
+    from floe.sql.commands import (
+        AddColumns,
+        AddPartitionField,
+        AlterColumnComment,
+        AlterColumnNullability,
+        AlterColumnPosition,
+        AlterColumnType,
+        AlterTable,
+        AlterTableChanges,
+        Assignment,
+        Call,
+        ColumnPosition,
+        CreateBranch,
+        CreateNamespace,
+        CreateTable,
+        CreateTag,
+        Delete,
+        DescribeTable,
+        DropBranch,
+        DropColumns,
+        DropIdentifierFields,
+        DropNamespace,
+        DropPartitionField,
+        DropTable,
+        DropTag,
+        Explain,
+        Insert,
+        Merge,
+        MergeClause,
+        Name,
+        NewColumn,
+        PartitionField,
+        ProcedureArg,
+        Query,
+        RenameColumn,
+        RenameTable,
+        ReplacePartitionField,
+        Select,
+        SetConf,
+        SetIdentifierFields,
+        SetProperties,
+        ShowCatalogs,
+        ShowCreateTable,
+        ShowNamespaces,
+        ShowTables,
+        ShowTblProperties,
+        SortField,
+        SqlExpr,
+        Statement,
+        TableRef,
+        TimeTravel,
+        UnsetProperties,
+        Update,
+        UseStmt,
+        WriteOrderedBy,
+    )
+    from floe.sql.identifiers import (
+        METADATA_TABLES,
+        ResolvedTable,
+        format_name,
+        resolve_namespace,
+        resolve_table,
+        resolve_use,
+    )
+    from floe.sql.lexer import StatementText, is_complete, split_statements
+    from floe.sql.parser import parse_script, parse_statement
+    from floe.sql.result import ResultSet
+
+
+def __getattr__(name: str) -> Any:
+    """Import an export on first access (``from floe.sql import parse_statement``)."""
+    try:
+        module_name = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'floe.sql' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "METADATA_TABLES",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from sqlglot import Token, TokenType
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import TokenError
-from sqlglot.tokens import Token, TokenType
 
 from floe.errors import ParseError
 

@@ -125,4 +125,3 @@ def _timestamp(text: str) -> dt.datetime:
     norm = text.strip().replace("T", " ", 1).replace("Z", "+00:00")
     norm = _FRACTION.sub(lambda m: "." + m.group(1).ljust(6, "0"), norm)
     return dt.datetime.fromisoformat(norm)
-

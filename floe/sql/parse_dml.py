@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot import TokenType, exp
 
 from floe.errors import ParseError, UnsupportedError
 from floe.sql import commands as c

@@ -14,10 +14,9 @@ import logging
 import re
 
 import sqlglot
-from sqlglot import exp
+from sqlglot import TokenType, exp
 from sqlglot.errors import ErrorLevel
 from sqlglot.errors import ParseError as SqlglotParseError
-from sqlglot.tokens import TokenType
 
 from floe.errors import FloeError, ParseError, UnsupportedError
 from floe.sql import commands as c

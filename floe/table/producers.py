@@ -131,9 +131,13 @@ class _FilterEvaluators:
         if found is None:
             schema, spec = self.base.schema(), self.base.spec_by_id(spec_id)
             assert spec is not None
-            inclusive = PartitionEvaluator(spec, schema, self.expr, case_sensitive=self.case_sensitive).eval
+            # the spec's type from the schema history: its source column may since have been dropped
+            ptype = self.base.partition_type(spec_id)
+            inclusive = PartitionEvaluator(
+                spec, schema, self.expr, case_sensitive=self.case_sensitive, partition_type=ptype
+            ).eval
             strict_expr = bind(
-                spec.partition_type(schema),
+                ptype,
                 strict_projection(schema, spec, self.expr, case_sensitive=self.case_sensitive),
                 True,
             )

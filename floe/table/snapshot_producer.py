@@ -128,6 +128,7 @@ class SnapshotProducer(PendingUpdate):
             buf,
             spec=spec,
             schema=base.schema(),
+            partition_type=base.partition_type(spec_id),
             format_version=base.format_version,
             snapshot_id=self._snapshot_id,
             content=content,

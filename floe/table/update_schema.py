@@ -194,7 +194,8 @@ class UpdateSchema(PendingUpdate):
             f = self._find(schema, name)
             if f.field_id in tree.identifier_ids:
                 raise ValidationError(f"Cannot drop identifier field {name!r} of table {self._table.name()}")
-            if f.field_id in base.spec().source_ids:
+            # a void field (v1's removed partition field) partitions nothing: its source may go (as in Java)
+            if any(f.field_id in pf.source_ids for pf in base.spec().fields if not pf.transform.is_void):
                 raise ValidationError(
                     f"Cannot drop column {name!r}: the current partition spec of {self._table.name()} uses it"
                 )

@@ -10,17 +10,17 @@ from floe.transforms.unknown import UnknownTransform
 from floe.transforms.void import VoidTransform
 
 __all__ = [
-    "Transform",
-    "IdentityTransform",
     "BucketTransform",
-    "TruncateTransform",
-    "TimeTransform",
-    "YearTransform",
-    "MonthTransform",
     "DayTransform",
     "HourTransform",
-    "VoidTransform",
+    "IdentityTransform",
+    "MonthTransform",
+    "TimeTransform",
+    "Transform",
+    "TruncateTransform",
     "UnknownTransform",
-    "parse_transform",
+    "VoidTransform",
+    "YearTransform",
     "hash_value",
+    "parse_transform",
 ]

@@ -14,7 +14,7 @@ from floe.spec.types import (
     TimestamptzNanoType,
 )
 
-__all__ = ["as_array", "validity", "int64_values", "from_numpy", "arrow_result_type"]
+__all__ = ["arrow_result_type", "as_array", "from_numpy", "int64_values", "validity"]
 
 _UNIT_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 

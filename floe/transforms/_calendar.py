@@ -18,10 +18,10 @@ __all__ = [
     "MICROS_PER_SECOND",
     "NANOS_PER_MICRO",
     "civil_from_days",
-    "years_from_days",
-    "months_from_days",
     "days_from_civil",
+    "months_from_days",
     "wrap_int32",
+    "years_from_days",
 ]
 
 MICROS_PER_SECOND = 1_000_000

@@ -5,14 +5,16 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["unscaled_of", "decimal_from_unscaled"]
+__all__ = ["decimal_from_unscaled", "unscaled_of"]
 
 
 def unscaled_of(value: Any, scale: int) -> int:
     """The integer ``value * 10**scale`` exactly (extra fraction digits are truncated toward zero)."""
-    sign, digits, exponent = Decimal(value).as_tuple()
-    if not isinstance(exponent, int):
+    dec = Decimal(value)
+    if not dec.is_finite():
         raise ValueError(f"Cannot store non-finite decimal {value!r}")
+    sign, digits, exponent = dec.as_tuple()
+    assert isinstance(exponent, int)  # finite decimals have an integer exponent
     magnitude = int("".join(map(str, digits)) or "0")
     shift = exponent + scale
     magnitude = magnitude * pow(10, shift) if shift >= 0 else magnitude // pow(10, -shift)

@@ -37,14 +37,14 @@ from floe.transforms._calendar import MICROS_PER_DAY, civil_from_days
 from floe.transforms._decimal import decimal_from_unscaled, unscaled_of
 
 __all__ = [
+    "human_hour",
+    "human_month",
     "human_value",
+    "human_year",
     "iso_date",
     "iso_time_of_day",
     "java_float_string",
     "java_year",
-    "human_year",
-    "human_month",
-    "human_hour",
 ]
 
 _NANOS_PER_DAY = MICROS_PER_DAY * 1000

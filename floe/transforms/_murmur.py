@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["murmur3_rows", "murmur3_longs", "murmur3_binary_array"]
+__all__ = ["murmur3_binary_array", "murmur3_longs", "murmur3_rows"]
 
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)

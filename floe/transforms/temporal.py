@@ -34,7 +34,7 @@ from floe.transforms._calendar import (
 from floe.transforms._human import human_hour, human_month, human_year, iso_date
 from floe.transforms.base import Transform
 
-__all__ = ["TimeTransform", "YearTransform", "MonthTransform", "DayTransform", "HourTransform"]
+__all__ = ["DayTransform", "HourTransform", "MonthTransform", "TimeTransform", "YearTransform"]
 
 _TIMESTAMPS = (TimestampType, TimestamptzType, TimestampNanoType, TimestamptzNanoType)
 _NANOS = (TimestampNanoType, TimestamptzNanoType)

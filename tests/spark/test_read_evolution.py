@@ -88,7 +88,7 @@ def test_read_reordered_dropped_added_promoted_columns_resolve_by_id(spark: Spar
                                       schema=schema_to_arrow(t.schema())))
     df = floe.spark.read(spark, t)
     assert df.columns == ["x", "id", "z"]
-    assert dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)["id"] == "bigint"
+    assert {f.name: f.dataType.simpleString() for f in df.schema.fields}["id"] == "bigint"
     assert _rows(df, "x", "id", "z") == [("a", 1, None), ("b", 2, None), ("c", 3, "new")]
     assert _rows(floe.spark.read(spark, t, filter="id >= 2", columns=["z"]), "z") == [(None,), ("new",)]  # None sorts first
 
@@ -198,3 +198,25 @@ def test_metadata_tables_as_dataframes_have_iceberg_columns(spark: SparkSession,
     assert metadata_table_df(spark, t, "manifests").count() == 1
     assert metadata_table_df(spark, t, "history").count() == 1
     assert metadata_table_df(spark, t, "refs").collect()[0]["name"] == "main"
+
+
+def test_read_matches_pyiceberg_on_position_deletes_and_renames(spark: SparkSession, tmp_path: Path) -> None:
+    """PyIceberg 0.12 as a second reader (it cannot apply equality deletes, so none here)."""
+    from pyiceberg.table import StaticTable
+
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.x", Schema(NestedField(1, "id", LongType()), NestedField(2, "v", StringType())),
+                         properties={"format-version": "2"})
+    data = _write(t, pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema_to_arrow(t.schema())))
+    t.new_fast_append().append_file(data).commit()
+    t = cat.load_table("db.x")
+    pos_schema = pa.schema([pa.field("file_path", pa.string(), False, {b"PARQUET:field_id": b"2147483546"}),
+                            pa.field("pos", pa.int64(), False, {b"PARQUET:field_id": b"2147483545"})])
+    pos = _write(t, pa.table({"file_path": [data.file_path], "pos": [1]}, schema=pos_schema),
+                 content=FileContent.POSITION_DELETES)
+    t.new_row_delta().add_deletes(pos).commit()
+    cat.load_table("db.x").update_schema().rename_column("v", "value").commit()
+    t = cat.load_table("db.x")
+    ours = _rows(floe.spark.read(spark, t), "id", "value")
+    theirs = StaticTable.from_metadata(str(t.metadata_location)).scan().to_arrow().to_pylist()
+    assert ours == sorted((r["id"], r["value"]) for r in theirs) == [(1, "a"), (3, "c")]

@@ -21,9 +21,9 @@ from typing import Any
 
 import fastavro
 import pyarrow as pa
-import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
+from pyarrow import orc
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -87,7 +87,7 @@ def _applies(d: ManifestEntry, data: ManifestEntry, ft: FolderTable) -> bool:
             return dd.referenced_data_file == df.file_path and data_seq <= del_seq
         return data_seq <= del_seq and dd.spec_id == df.spec_id and dd.partition == df.partition
     spec = ft.metadata.spec_by_id(dd.spec_id)
-    global_delete = spec is None or not spec.fields
+    global_delete = spec is None or all(str(f.transform) == "void" for f in spec.fields)
     same_partition = dd.spec_id == df.spec_id and dd.partition == df.partition
     return data_seq < del_seq and (global_delete or same_partition)
 

@@ -64,6 +64,20 @@ def test_sql_ddl_statements_never_start_spark(session_ctx: tuple[SqlSession, obj
     like = [r[:2] for r in session.sql("DESC t2")[-1].rows]
     assert like == [r[:2] for r in desc]
     assert "CREATE TABLE hadoop_catalog.db.t (" in str(session.sql("SHOW CREATE TABLE t")[-1].rows[0][0])
+    # a metadata-only DELETE of whole partitions does not need Spark either
+    from floe.spec.manifest import DataFile, FileContent, FileFormat
+
+    table = session.catalog().load_table(("db", "t"))  # type: ignore[attr-defined]
+    for i, day in enumerate(("2021-12-01", "2021-12-02")):
+        f = DataFile(
+            content=FileContent.DATA, file_path=f"{table.location()}/data/f{i}.parquet",
+            file_format=FileFormat.PARQUET, partition=(day, i, 1), record_count=10, file_size_in_bytes=100,
+            spec_id=table.spec().spec_id,
+        )
+        table.new_fast_append().append_file(f).commit()
+    session.sql("DELETE FROM t WHERE dt = '2021-12-01'")
+    snaps = session.catalog().load_table(("db", "t")).snapshots()  # type: ignore[attr-defined]
+    assert [s.summary.as_dict()["operation"] for s in snaps] == ["append", "append", "delete"]
     session.sql("DROP TABLE t2; DROP TABLE IF EXISTS t2")
     assert session.sql("SHOW TABLES")[-1].rows == [("db", "t")]
     # renames: the embedded SQL catalog (a Hadoop table's name is its location)

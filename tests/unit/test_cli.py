@@ -192,14 +192,15 @@ def test_cli_shell_reads_multiline_statements_and_survives_errors(tmp_path: Path
     ]
 
 
-def test_cli_tables_runs_without_importing_pyspark(sensordata: Path) -> None:
+def test_cli_tables_runs_without_importing_pyspark_or_sqlglot(sensordata: Path) -> None:
     tmp_path = sensordata
     code = (
         "import sys, time\n"
         "from floe.cli.main import main\n"
         "t = time.perf_counter()\n"
         "rc = main(['tables'])\n"
-        "print('RC', rc, 'PYSPARK', 'pyspark' in sys.modules, 'SECONDS', time.perf_counter() - t)\n"
+        "print('RC', rc, 'PYSPARK', 'pyspark' in sys.modules, 'SQLGLOT', 'sqlglot' in sys.modules,"
+        " 'SECONDS', time.perf_counter() - t)\n"
     )
     environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOE_")}
     environ["PYTHONPATH"] = str(REPO)
@@ -216,7 +217,7 @@ def test_cli_tables_runs_without_importing_pyspark(sensordata: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     last = proc.stdout.strip().splitlines()[-1].split()
     # Latency is measured in bench/cli_latency.py; here only the no-Spark promise is checked.
-    assert last[:4] == ["RC", "0", "PYSPARK", "False"], proc.stdout + proc.stderr
+    assert last[:6] == ["RC", "0", "PYSPARK", "False", "SQLGLOT", "False"], proc.stdout + proc.stderr
 
 
 def test_cli_demo_missing_module_one_line(tmp_path: Path) -> None:

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from floe.config import EMBEDDED_CATALOG, FloeConfig, jdbc_to_sqlalchemy, normalize_catalog_properties
+from floe.config import (
+    EMBEDDED_CATALOG,
+    FloeConfig,
+    jdbc_to_sqlalchemy,
+    normalize_catalog_properties,
+    resolve_catalog_properties,
+)
 from floe.errors import NotFoundError, ValidationError
 
 SEED_SPARK_DEFAULTS = {
@@ -250,3 +256,54 @@ def test_catalog_properties_unknown_name_lists_configured(tmp_path: Path) -> Non
     cfg = load(tmp_path)
     with pytest.raises(NotFoundError, match=r"Unknown catalog 'x' \(configured: floe\)"):
         cfg.catalog_properties("x")
+
+
+def _resolve(
+    tmp_path: Path, name: str | None, props: dict[str, str] | None = None, env: dict[str, str] | None = None
+) -> tuple[str, dict[str, str]]:
+    environ = {"HOME": str(tmp_path / "home"), **(env or {})}
+    return resolve_catalog_properties(name, props, environ=environ, cwd=tmp_path)
+
+
+def test_resolve_catalog_precedence_keywords_over_env_over_file(tmp_path: Path) -> None:
+    (tmp_path / "floe.toml").write_text(
+        '[catalog.c]\ntype = "hadoop"\nwarehouse = "/file"\n"s3.endpoint" = "http://file"\nowner = "f"\n'
+    )
+    env = {"FLOE_CATALOG__C__WAREHOUSE": "/env", "FLOE_CATALOG__C__S3__ENDPOINT": "http://env"}
+    name, props = _resolve(tmp_path, "c", {"warehouse": "/kw"}, env)
+    assert name == "c"
+    assert props == {"type": "hadoop", "warehouse": "/kw", "s3.endpoint": "http://env", "owner": "f"}
+
+
+def test_resolve_catalog_no_name_is_default_catalog(tmp_path: Path) -> None:
+    name, props = _resolve(tmp_path, None)
+    assert name == EMBEDDED_CATALOG and props["uri"] == f"sqlite:///{tmp_path / '.floe' / 'catalog.db'}"
+    name, props = _resolve(
+        tmp_path, None, env={"FLOE_DEFAULT_CATALOG": "w", "FLOE_CATALOG__W__WAREHOUSE": "/w"}
+    )
+    assert (name, props) == ("w", {"type": "hadoop", "warehouse": "/w"})
+
+
+def test_resolve_catalog_name_falls_back_to_lower_case(tmp_path: Path) -> None:
+    name, props = _resolve(tmp_path, "PROD", env={"FLOE_CATALOG__PROD__WAREHOUSE": "/p"})
+    assert name == "PROD" and props["warehouse"] == "/p"
+
+
+def test_resolve_catalog_unknown_name_without_properties_names_fix(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match=r"FLOE_CATALOG__NOPE__TYPE.*\[catalog.nope\]"):
+        _resolve(tmp_path, "nope")
+
+
+@pytest.mark.parametrize(
+    ("uri", "kind"),
+    [
+        ("postgresql+psycopg2://h/db", "sql"),
+        ("mysql+pymysql://h/db", "sql"),
+        ("sqlite:////tmp/x.db", "sql"),
+        ("jdbc:sqlite:/tmp/x.db", "sql"),
+        ("http://localhost:8181", "rest"),
+        ("https://cat.example.com/api", "rest"),
+    ],
+)
+def test_normalize_catalog_infers_type_from_uri(uri: str, kind: str) -> None:
+    assert normalize_catalog_properties("c", {"uri": uri})["type"] == kind

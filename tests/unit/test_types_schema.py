@@ -30,8 +30,26 @@ from floe.spec.types import (
 
 @pytest.mark.parametrize(
     "text",
-    ["boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz", "timestamp_ns",
-     "timestamptz_ns", "string", "uuid", "binary", "decimal(9, 2)", "fixed[16]", "unknown", "variant"],
+    [
+        "boolean",
+        "int",
+        "long",
+        "float",
+        "double",
+        "date",
+        "time",
+        "timestamp",
+        "timestamptz",
+        "timestamp_ns",
+        "timestamptz_ns",
+        "string",
+        "uuid",
+        "binary",
+        "decimal(9, 2)",
+        "fixed[16]",
+        "unknown",
+        "variant",
+    ],
 )
 def test_parse_primitive_spec_string_round_trips(text: str) -> None:
     assert str(parse_primitive(text)) == text
@@ -74,7 +92,9 @@ def test_decimal_required_bytes_matches_spec_table() -> None:
 def _nested_schema() -> Schema:
     return Schema(
         NestedField(1, "id", LongType(), required=True),
-        NestedField(2, "point", StructType(NestedField(3, "x", DoubleType()), NestedField(4, "y", DoubleType()))),
+        NestedField(
+            2, "point", StructType(NestedField(3, "x", DoubleType()), NestedField(4, "y", DoubleType()))
+        ),
         NestedField(5, "tags", ListType(6, StringType())),
         NestedField(7, "attrs", MapType(8, StringType(), 9, FixedType(4))),
         schema_id=3,

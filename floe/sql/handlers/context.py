@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from floe.sql.engine import SqlSession
     from floe.table.table import Table
 
-__all__ = ["HandlerContext", "Handler", "spark_errors"]
+__all__ = ["Handler", "HandlerContext", "spark_errors"]
 
 Handler = Callable[["HandlerContext", c.Statement], Any]
 
@@ -62,6 +62,8 @@ class HandlerContext:
     def __init__(self, session: SqlSession, *, spark: SparkSession | None = None) -> None:
         self.session = session
         self._spark = spark
+        self._owns_spark = False
+        self._applied: dict[str, str] = {}
 
     # -- Spark ---------------------------------------------------------------------------------------
     @property
@@ -71,15 +73,20 @@ class HandlerContext:
 
     def spark(self) -> SparkSession:
         """The SparkSession, created on first use with the configuration's Spark settings."""
+        conf = {k: v for k, v in self.session.conf.items() if k.startswith("spark.")}
         if self._spark is None:
             from floe.spark.session import session as make_spark
 
-            conf = {k: v for k, v in self.session.conf.items() if k.startswith("spark.")}
             self._spark = make_spark(conf)
-        else:
+            self._owns_spark, self._applied = True, conf
+        elif self._owns_spark and conf != self._applied:
+            # SET spark.* after start-up: apply the runtime settings to the session Floe created. A session
+            # passed in belongs to the caller and is left as configured.
             from floe.spark.session import attach
 
-            attach(self._spark)
+            changed = {k: v for k, v in conf.items() if self._applied.get(k) != v}
+            attach(self._spark, conf=changed)
+            self._applied = conf
         return self._spark
 
     def view_name(self, hint: str = "t") -> str:
@@ -185,7 +192,7 @@ class HandlerContext:
         if ref.location is not None:
             from floe.catalog import load_table
 
-            return load_table(ref.location)  # type: ignore[no-any-return]
+            return load_table(ref.location)
         cat = self.session.catalog(ref.catalog)
         loader = getattr(cat, "load_table", None)
         if loader is None:

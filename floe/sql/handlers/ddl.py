@@ -323,7 +323,7 @@ def run_alter(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         drop = {_column(table, n) for n in stmt.columns}
         missing = drop - set(current)
         if missing:
-            raise ValidationError(f"Table {table.name()}: {sorted(missing)[0]!r} is not an identifier field")
+            raise ValidationError(f"Table {table.name()}: {min(missing)!r} is not an identifier field")
         table.update_schema(case_sensitive=False).set_identifier_fields(*(n for n in current if n not in drop)).commit()
     elif isinstance(stmt, (c.CreateBranch, c.CreateTag, c.DropBranch, c.DropTag)):
         _refs(table, stmt)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from floe.spec.manifest import DataFile
     from floe.table.table import Table
 
-__all__ = ["run_delete", "run_insert", "run_update", "write_dataframe", "conform_dataframe"]
+__all__ = ["conform_dataframe", "run_delete", "run_insert", "run_update", "write_dataframe"]
 
 
 def _q(name: str) -> str:
@@ -44,7 +44,12 @@ def _q(name: str) -> str:
 
 
 def _snapshot_properties(ctx: HandlerContext) -> dict[str, str]:
-    """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it)."""
+    """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it).
+
+    Metadata-only commits do not start Spark for it: they record the id only when Spark already runs.
+    """
+    if not ctx.spark_started:
+        return {}
     try:
         return {"spark.app.id": ctx.spark().sparkContext.applicationId}
     except Exception:  # noqa: BLE001 - a summary nicety must never fail a write (e.g. Spark Connect has no context)
@@ -116,7 +121,7 @@ def conform_dataframe(
         raise ValidationError(f"{what}: a column is given twice: {', '.join(targets)}")
     overlap = set(targets) & set(static_cols)
     if overlap:
-        raise ValidationError(f"{what}: column {sorted(overlap)[0]!r} is both a static partition and a data column")
+        raise ValidationError(f"{what}: column {min(overlap)!r} is both a static partition and a data column")
     if len(df.columns) != len(targets):
         raise ValidationError(
             f"{what}: table {table.name()} expects {len(targets)} data columns ({', '.join(targets)}) "
@@ -226,7 +231,10 @@ def _plan(table: Table, expr: BooleanExpression | None) -> tuple[int | None, lis
     snap = table.metadata.current_snapshot()
     if snap is None:
         return None, []
-    scan = table.scan(row_filter=expr if expr is not None else AlwaysTrue(), snapshot_id=snap.snapshot_id)
+    # Spark resolves column names case-insensitively; so does the pruning filter
+    scan = table.scan(
+        row_filter=expr if expr is not None else AlwaysTrue(), snapshot_id=snap.snapshot_id, case_sensitive=False
+    )
     return snap.snapshot_id, list(scan.plan_files())
 
 
@@ -239,7 +247,7 @@ def _whole_file_matches(table: Table, task: FileScanTask, expr: BooleanExpressio
         return False  # the condition is beyond Floe's filters: only Spark can tell, so rewrite
     if isinstance(expr, AlwaysTrue) or isinstance(task.residual, AlwaysTrue):
         return True
-    return StrictMetricsEvaluator(table.schema(), expr).eval(task.data_file)
+    return StrictMetricsEvaluator(table.schema(), expr, case_sensitive=False).eval(task.data_file)
 
 
 def _write_files(ctx: HandlerContext, table: Table, df: DataFrame, what: str) -> list[DataFile]:
@@ -276,6 +284,7 @@ def _rewrite_commit(
     added = _write_files(ctx, table, new_rows, what) if new_rows is not None else []
     try:
         op = table.new_overwrite()
+        op.case_sensitive(False)
         for t in removed:
             op.delete_file(t.data_file)
         for f in added:
@@ -322,6 +331,7 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     partial = [t for t in tasks if t not in whole]
     if not partial:
         op = table.new_delete()
+        op.case_sensitive(False)
         for t in whole:
             op.delete_file(t.data_file)
         op.validate_from_snapshot(snapshot_id)

@@ -97,17 +97,33 @@ def query_dataframe(ctx: HandlerContext, query: c.Query, *, what: str = "SELECT"
     ``prefix`` goes before the rewritten SQL (``EXPLAIN EXTENDED ``).
     """
     views: dict[int, str] = {}
+    registered: list[str] = []
     spark = ctx.spark()
     try:
         for ref in query.tables:
+            if _is_spark_temp_view(spark, ref):
+                views[ref.index] = ref.name[0]  # the caller's own temporary view: Spark resolves it first
+                continue
             df = table_dataframe(ctx, ref)
             views[ref.index] = ctx.temp_view(df, ref.name[-1])
+            registered.append(views[ref.index])
         sql = query.rewrite(lambda r: views[r.index]) if query.tables else query.sql
         with spark_errors(what):
             # spark.sql analyses eagerly: the plan holds the views' plans, so the views can go right after
             return spark.sql(prefix + sql)
     finally:
-        ctx.drop_views(list(views.values()))
+        ctx.drop_views(registered)
+
+
+def _is_spark_temp_view(spark: Any, ref: c.TableRef) -> bool:
+    """A one-part name of a temporary view registered in the Spark session (Spark resolves those first)."""
+    if len(ref.name) != 1 or ref.time_travel is not None:
+        return False
+    name = ref.name[0]
+    try:
+        return bool(spark.catalog.tableExists(name)) and bool(spark.catalog.getTable(name).isTemporary)
+    except Exception:  # noqa: BLE001 - any lookup failure means "not a Spark view": Floe resolves the name
+        return False
 
 
 # -- results -----------------------------------------------------------------------------------------

@@ -1,0 +1,98 @@
+"""df.write.format("iceberg") (the Python data source's writer) and what pyspark 4.3 allows with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import floe
+import floe.spark.datasource  # noqa: F401 - registers format("iceberg") on sessions Floe attaches to
+from floe.spark.session import attach
+from floe.spec.partitioning import PartitionSpecBuilder
+
+SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("name", pa.string())])
+
+
+def _rows(table: floe.Table) -> list[dict[str, object]]:
+    from pyiceberg.table import StaticTable
+
+    data = StaticTable.from_metadata(table.metadata_location).scan().to_arrow()
+    return data.sort_by("id").to_pylist()
+
+
+@pytest.fixture
+def table(spark: SparkSession, tmp_path: Path) -> floe.Table:
+    attach(spark)
+    cat = floe.load_catalog("h", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", SCHEMA)
+    spec = PartitionSpecBuilder(t.schema()).identity("g").build()
+    cat.drop_table("db.t")
+    return cat.create_table("db.t", SCHEMA, partition_spec=spec)
+
+
+def _df(spark: SparkSession, start: int, n: int, groups: int = 3):  # type: ignore[no-untyped-def]
+    return spark.range(start, start + n).select(
+        "id", (F.col("id") % groups).cast("int").alias("g"), F.concat(F.lit("n"), F.col("id")).alias("name")
+    )
+
+
+def test_datasource_append_and_overwrite_modes(spark: SparkSession, table: floe.Table) -> None:
+    loc = table.location()
+    _df(spark, 0, 30).write.format("iceberg").mode("append").save(loc)
+    table.refresh()
+    assert [r["id"] for r in _rows(table)] == list(range(30))
+    assert table.current_snapshot().summary.operation.value == "append"
+    _df(spark, 100, 2, groups=1).write.format("iceberg").mode("overwrite").option("overwrite-mode", "dynamic").save(loc)
+    table.refresh()
+    assert sorted(r["id"] for r in _rows(table)) == sorted([i for i in range(30) if i % 3] + [100, 101])
+    _df(spark, 200, 3).write.format("iceberg").mode("overwrite").option("overwrite-filter", "g = 1").save(loc)
+    table.refresh()
+    got = _rows(table)
+    assert sorted(r["id"] for r in got if r["g"] == 1) == [201]
+    _df(spark, 500, 2).write.format("iceberg").mode("overwrite").save(loc)
+    table.refresh()
+    assert [r["id"] for r in _rows(table)] == [500, 501]
+    assert len(table.snapshots()) == 4
+
+
+def test_datasource_failed_job_leaves_no_files(spark: SparkSession, table: floe.Table) -> None:
+    loc = table.location()
+    _df(spark, 0, 10).write.format("iceberg").mode("append").save(loc)
+    table.refresh()
+    before = {p for p in Path(loc, "data").rglob("*") if p.is_file()}
+
+    @F.udf("long")
+    def boom(x: int) -> int:
+        if x == 1234:
+            raise RuntimeError("boom at 1234")
+        return x
+
+    bad = spark.range(0, 3000, numPartitions=3).select(boom("id").alias("id"), F.lit(1).alias("g"), F.lit("x").alias("name"))
+    with pytest.raises(Exception, match="boom at 1234"):
+        bad.write.format("iceberg").mode("append").save(loc)
+    table.refresh()
+    assert len(table.snapshots()) == 1
+    assert {p for p in Path(loc, "data").rglob("*") if p.is_file()} == before
+
+
+def test_datasource_schema_mismatch_fails_before_writing(spark: SparkSession, table: floe.Table) -> None:
+    bad = spark.createDataFrame([(1, "x")], "id long, g string")
+    with pytest.raises(Exception, match=r"column 'g' has type string in the data but int"):
+        bad.write.format("iceberg").mode("append").save(table.location())
+
+
+def test_datasource_writeto_is_refused_by_spark(spark: SparkSession, table: floe.Table) -> None:
+    # pyspark 4.3 gives Python data sources no options for catalog-table writes (writeTo, INSERT INTO a
+    # table created USING iceberg), so the writer cannot tell which Iceberg table is meant.
+    name = f"floe_dsw_{abs(hash(table.location())) % 10**8}"
+    spark.sql(f"CREATE TABLE {name} (id long, g int, name string) USING iceberg OPTIONS (table '{table.location()}')")
+    try:
+        with pytest.raises(Exception, match="needs a table identifier or location"):
+            _df(spark, 0, 3).writeTo(name).append()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
