@@ -113,6 +113,7 @@ class ManifestPlanner:
         self._table = table_name
         self._processes = processes
         self._bound = _filters.bind_filter(schema, self._filter, case_sensitive)
+        self._trivial = isinstance(self._bound, AlwaysTrue)
         self._filters: dict[int, _SpecFilters] = {}
         # Planning counters (like Iceberg's ScanMetrics): manifests read/skipped, files kept/skipped.
         self.metrics: dict[str, int] = {
@@ -235,21 +236,32 @@ class ManifestPlanner:
     def plan_manifests(self, manifests: list[ManifestFile]) -> Iterator[FileScanTask]:
         """File scan tasks from a list of manifests (data and delete manifests of one snapshot)."""
         index = self.delete_index(manifests)
+        lookup = None if index.is_empty else index.for_data_file
+        residuals: dict[int, Callable[[tuple[object, ...]], BooleanExpression]] = {}
         specs = self._specs
-        for e in self.data_entries(manifests):
-            df = e.data_file
-            seq = e.sequence_number if e.sequence_number is not None else 0
-            deletes = index.for_data_file(seq, df.spec_id, df.partition, df.file_path) if not index.is_empty else ()
-            for d in deletes:
-                if is_deletion_vector(d):
-                    raise UnsupportedError(
-                        f"Table {self._table}: data file {df.file_path} has a v3 deletion vector "
-                        f"({d.data_file.file_path}); deletion vectors are not supported yet"
-                    )
-            self.metrics["result_data_files"] += 1
-            yield FileScanTask(
-                df, seq, deletes, self._for_spec(df.spec_id).residual_for(df.partition), 0, -1, specs.get(df.spec_id)
-            )
+        always = AlwaysTrue()
+        count = 0
+        try:
+            for e in self.data_entries(manifests):
+                df = e.data_file
+                seq = e.sequence_number or 0
+                residual_for = residuals.get(df.spec_id)
+                if residual_for is None:
+                    residual_for = residuals[df.spec_id] = self._for_spec(df.spec_id).residual_for
+                residual = always if self._trivial else residual_for(df.partition)
+                deletes: tuple[ManifestEntry, ...] = ()
+                if lookup is not None:
+                    deletes = lookup(seq, df.spec_id, df.partition, df.file_path)
+                    for d in deletes:
+                        if is_deletion_vector(d):
+                            raise UnsupportedError(
+                                f"Table {self._table}: data file {df.file_path} has a v3 deletion vector "
+                                f"({d.data_file.file_path}); deletion vectors are not supported yet"
+                            )
+                count += 1
+                yield FileScanTask(df, seq, deletes, residual, 0, -1, specs.get(df.spec_id))
+        finally:
+            self.metrics["result_data_files"] += count
 
 
 def _cached(fn: Callable[[tuple[object, ...]], _T]) -> Callable[[tuple[object, ...]], _T]:

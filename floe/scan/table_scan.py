@@ -8,7 +8,6 @@ tables on the driver with pyarrow (no Spark).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
@@ -31,7 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["SCAN_PROCESSES_OPTION", "SCAN_THREADS_OPTION", "LocatedTable", "TableLike", "TableScan"]
 
 # Scan options (not table properties): manifest reader threads, and worker processes for large plans
-# (default: one per CPU; used only from MIN_MANIFESTS_FOR_PROCESSES manifests on).
+# (opt-in, used only from MIN_MANIFESTS_FOR_PROCESSES manifests on: measured slower than threads on a
+# busy 2-core machine, where spawning and pickling cost more than the extra core gives).
 SCAN_THREADS_OPTION = "planning-threads"
 SCAN_PROCESSES_OPTION = "planning-processes"
 
@@ -238,7 +238,7 @@ class TableScan:
             threads=self._prop_int(SCAN_THREADS_OPTION, DEFAULT_PLANNING_THREADS),
             location_of=self.location_of,
             table_name=self.table_name,
-            processes=self._prop_int(SCAN_PROCESSES_OPTION, os.cpu_count() or 1),
+            processes=self._prop_int(SCAN_PROCESSES_OPTION, 0),
         )
 
     # -- planning -----------------------------------------------------------------------------------

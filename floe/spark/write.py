@@ -331,7 +331,11 @@ def _write_native(
         return _with_nan_info(f, md, schema)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        files = list(pool.map(describe, entries))
+        described = list(pool.map(describe, entries))
+    empty = [f.file_path for f in described if f.record_count == 0]  # Spark writes one for an empty input
+    if empty:
+        table.io.delete_many(empty)
+    files = [f for f in described if f.record_count > 0]
     if not is_local(staging):
         return files  # object stores copy to rename: the files stay where Spark put them
     return _move_to_iceberg_layout(table.io, files, spec, schema, locations, op_id, created)
@@ -393,7 +397,6 @@ class ArrowWriteTask:
 def _write_arrow_path(
     table: Table, df: DataFrame, schema: Schema, spec: PartitionSpec, op_id: str, options: Mapping[str, str]
 ) -> list[DataFile]:
-    ensure_workers_import_floe(df.sparkSession)
     props = dict(table.properties)
     keys = [transform_column(pf.transform, schema.find_type(pf.source_id), source_column(schema, pf.source_id))
             for pf in spec.fields if not pf.transform.is_void]
@@ -463,6 +466,7 @@ def write_dataframe(
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     spark = df.sparkSession
     attach(spark)
+    ensure_workers_import_floe(spark)  # UDF buckets and the Arrow path run floe code in Python workers
     merge = _truthy(opts.get("mergeSchema", opts.get("merge-schema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, "false"))))
     changes = check_write_schema(
         table.schema(), from_spark_schema(df.schema), table_name=table.name(), merge_schema=merge,

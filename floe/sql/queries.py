@@ -89,8 +89,8 @@ def rewrite_tables(node: exp.Expression, refs: Sequence[TableRef], replace: Call
         alias = t.args.get("alias")
         if alias is not None:
             view.set("alias", alias.copy())
-        elif len(ref.name) > 1:
-            # keep `db.t.col` style qualifiers working: alias the view with the table's own name
+        else:
+            # keep `t.col` / `db.t.col` style qualifiers working: alias the view with the table's own name
             view.set("alias", exp.TableAlias(this=exp.to_identifier(ref.name[-1])))
         t.replace(view)
     return copy.sql(dialect="spark")

@@ -9,7 +9,7 @@ column and both types. With ``merge_schema`` (Spark's ``mergeSchema`` option or 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from floe.errors import ValidationError
 from floe.spec.schema import Schema
@@ -69,39 +69,38 @@ def check_write_schema(
             ``merge_schema``) the data has a column the table lacks.
     """
     data = data_schema.as_struct() if isinstance(data_schema, Schema) else data_schema
-    add: list[tuple[str, IcebergType]] = []
-    widen: list[tuple[str, IcebergType]] = []
-    fv = -format_version if spark_types else format_version  # sign carries the flag through the recursion
-    _check_struct(table_schema.as_struct(), data, "", table_name, merge_schema, fv, add, widen)
-    return SchemaChanges(tuple(add), tuple(widen))
+    ctx = _Context(table_name, merge_schema, format_version, spark_types)
+    _check_struct(table_schema.as_struct(), data, "", ctx)
+    return SchemaChanges(tuple(ctx.add), tuple(ctx.widen))
 
 
-def _check_struct(
-    table: StructType,
-    data: StructType,
-    prefix: str,
-    table_name: str,
-    merge: bool,
-    fv: int,
-    add: list[tuple[str, IcebergType]],
-    widen: list[tuple[str, IcebergType]],
-) -> None:
+@dataclass(slots=True)
+class _Context:
+    table_name: str
+    merge: bool
+    format_version: int
+    spark_types: bool
+    add: list[tuple[str, IcebergType]] = field(default_factory=list)
+    widen: list[tuple[str, IcebergType]] = field(default_factory=list)
+
+
+def _check_struct(table: StructType, data: StructType, prefix: str, ctx: _Context) -> None:
     data_by_name = {f.name: f for f in data.fields}
     for tf in table.fields:
         name = prefix + tf.name
         df = data_by_name.pop(tf.name, None)
         if df is None:
             if tf.required and tf.write_default is None:
-                raise ValidationError(f"Cannot write to table {table_name}: required column {name!r} is missing")
+                raise ValidationError(f"Cannot write to table {ctx.table_name}: required column {name!r} is missing")
             continue
-        _check_field(tf, df, name, table_name, merge, fv, add, widen)
+        _check_field(tf, df, name, ctx)
     for extra in data_by_name.values():
-        if not merge:
+        if not ctx.merge:
             raise ValidationError(
-                f"Cannot write to table {table_name}: column {prefix + extra.name!r} ({extra.field_type}) is not in "
-                "the table schema (use the mergeSchema option or write.spark.accept-any-schema to add it)"
+                f"Cannot write to table {ctx.table_name}: column {prefix + extra.name!r} ({extra.field_type}) is not "
+                "in the table schema (use the mergeSchema option or write.spark.accept-any-schema to add it)"
             )
-        add.append((prefix + extra.name, extra.field_type))
+        ctx.add.append((prefix + extra.name, extra.field_type))
 
 
 def _incompatible(name: str, table_name: str, t: IcebergType, d: IcebergType) -> ValidationError:
@@ -110,39 +109,35 @@ def _incompatible(name: str, table_name: str, t: IcebergType, d: IcebergType) ->
     )
 
 
-def _check_field(
-    tf: NestedField,
-    df: NestedField,
-    name: str,
-    table_name: str,
-    merge: bool,
-    fv: int,
-    add: list[tuple[str, IcebergType]],
-    widen: list[tuple[str, IcebergType]],
-) -> None:
+def _spark_alias(t: IcebergType, d: IcebergType) -> bool:
+    """Spark shows ``uuid`` as string and ``fixed`` as binary; the writers convert them back."""
+    return (isinstance(t, UUIDType) and isinstance(d, StringType)) or (
+        isinstance(t, FixedType) and isinstance(d, BinaryType)
+    )
+
+
+def _check_field(tf: NestedField, df: NestedField, name: str, ctx: _Context) -> None:
     t, d = tf.field_type, df.field_type
     if isinstance(t, StructType):
         if not isinstance(d, StructType):
-            raise _incompatible(name, table_name, t, d)
-        _check_struct(t, d, name + ".", table_name, merge, fv, add, widen)
+            raise _incompatible(name, ctx.table_name, t, d)
+        _check_struct(t, d, name + ".", ctx)
         return
     if isinstance(t, ListType):
         if not isinstance(d, ListType):
-            raise _incompatible(name, table_name, t, d)
-        _check_field(t.element_field, d.element_field, name + ".element", table_name, merge, fv, add, widen)
+            raise _incompatible(name, ctx.table_name, t, d)
+        _check_field(t.element_field, d.element_field, name + ".element", ctx)
         return
     if isinstance(t, MapType):
         if not isinstance(d, MapType):
-            raise _incompatible(name, table_name, t, d)
-        _check_field(t.key_field, d.key_field, name + ".key", table_name, merge, fv, add, widen)
-        _check_field(t.value_field, d.value_field, name + ".value", table_name, merge, fv, add, widen)
+            raise _incompatible(name, ctx.table_name, t, d)
+        _check_field(t.key_field, d.key_field, name + ".key", ctx)
+        _check_field(t.value_field, d.value_field, name + ".value", ctx)
         return
-    spark, version = fv < 0, abs(fv)
-    if t == d or is_promotion_allowed(d, t, version):
+    if t == d or is_promotion_allowed(d, t, ctx.format_version) or (ctx.spark_types and _spark_alias(t, d)):
         return
-    if spark and ((isinstance(t, UUIDType) and isinstance(d, StringType)) or (isinstance(t, FixedType) and isinstance(d, BinaryType))):
+    nested_in_collection = name.endswith((".element", ".key", ".value"))
+    if ctx.merge and is_promotion_allowed(t, d, ctx.format_version) and not nested_in_collection:
+        ctx.widen.append((name, d))
         return
-    if merge and is_promotion_allowed(t, d, version) and not name.endswith((".element", ".key", ".value")):
-        widen.append((name, d))
-        return
-    raise _incompatible(name, table_name, t, d)
+    raise _incompatible(name, ctx.table_name, t, d)

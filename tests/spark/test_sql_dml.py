@@ -96,7 +96,7 @@ def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     session: SqlSession, spark: SparkSession
 ) -> None:
     from floe.sql.handlers.context import HandlerContext
-    from floe.sql.handlers.dml import _plan, _rewrite_commit
+    from floe.sql.handlers.dml import plan_candidates, rewrite_commit
 
     session.sql("CREATE TABLE conf (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt)")
     session.sql("INSERT INTO conf VALUES (1, 'a'), (2, 'a')")
@@ -105,11 +105,11 @@ def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     from floe.expressions.parser import parse_filter
 
     expr = parse_filter("id = 1")
-    snapshot_id, tasks = _plan(table, expr)
+    snapshot_id, tasks = plan_candidates(table, expr)
     before = table.metadata_location
     session.sql("INSERT INTO conf VALUES (1, 'a')")  # a concurrent writer adds a matching row
     with pytest.raises(CommitConflictError):
-        _rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=None, expr=expr, what="DELETE")
+        rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=None, expr=expr, what="DELETE")
     assert table.refresh().metadata_location != before  # only the concurrent append landed
     assert rows(session, "SELECT * FROM conf") == [(1, "a"), (1, "a"), (2, "a")]
 
@@ -156,3 +156,27 @@ def test_select_joins_floe_table_with_caller_temp_view(session: SqlSession, spar
     finally:
         spark.catalog.dropTempView("labels")
     assert got == [("x", "one")]
+
+
+def test_merge_copy_on_write_matched_not_matched_and_by_source(session: SqlSession) -> None:
+    session.sql("CREATE TABLE tgt (id BIGINT, v STRING, n INT) USING iceberg PARTITIONED BY (bucket(2, id))")
+    session.sql("INSERT INTO tgt VALUES (1, 'a', 1), (2, 'b', 1), (3, 'c', 1), (4, 'd', 1)")
+    session.sql("CREATE TABLE src (id BIGINT, v STRING, op STRING) USING iceberg")
+    session.sql("INSERT INTO src VALUES (1, 'A', 'upd'), (2, NULL, 'del'), (5, 'E', 'ins'), (6, 'F', 'skip')")
+    session.sql(
+        """
+        MERGE INTO tgt t USING src s ON t.id = s.id
+        WHEN MATCHED AND s.op = 'del' THEN DELETE
+        WHEN MATCHED THEN UPDATE SET t.v = s.v, n = t.n + 1
+        WHEN NOT MATCHED AND s.op = 'ins' THEN INSERT (id, v) VALUES (s.id, s.v)
+        WHEN NOT MATCHED BY SOURCE AND t.id = 4 THEN UPDATE SET n = 0
+        """
+    )
+    assert rows(session, "SELECT * FROM tgt") == [(1, "A", 2), (3, "c", 1), (4, "d", 0), (5, "E", None)]
+    assert ops(session, "tgt")[-1] == "overwrite"
+    # insert-only MERGE appends without rewriting anything
+    files = set(session.sql("SELECT file_path FROM floe.db.tgt.files")[-1].rows)
+    session.sql("MERGE INTO tgt USING (SELECT id, v, 7 AS n FROM src) s ON tgt.id = s.id WHEN NOT MATCHED THEN INSERT *")
+    assert rows(session, "SELECT * FROM tgt WHERE id >= 5") == [(5, "E", None), (6, "F", 7)]
+    assert files < set(session.sql("SELECT file_path FROM floe.db.tgt.files")[-1].rows)
+    assert ops(session, "tgt")[-1] == "append"

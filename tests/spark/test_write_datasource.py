@@ -53,7 +53,7 @@ def test_datasource_append_and_overwrite_modes(spark: SparkSession, table: floe.
     _df(spark, 200, 3).write.format("iceberg").mode("overwrite").option("overwrite-filter", "g = 1").save(loc)
     table.refresh()
     got = _rows(table)
-    assert sorted(r["id"] for r in got if r["g"] == 1) == [201]
+    assert sorted(r["id"] for r in got if r["g"] == 1) == [202]
     _df(spark, 500, 2).write.format("iceberg").mode("overwrite").save(loc)
     table.refresh()
     assert [r["id"] for r in _rows(table)] == [500, 501]

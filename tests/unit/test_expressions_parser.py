@@ -129,3 +129,20 @@ def test_parse_filter_not_of_comparison_keeps_not() -> None:
 def test_parse_filter_nested_deep_struct_path() -> None:
     parsed = parse_filter("a.b.c.d.e = 1")
     assert isinstance(parsed, EqualTo) and parsed.term == Reference("a.b.c.d.e")
+
+
+def test_parse_filter_sqlglot_imported_only_when_parsing() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "import floe.expressions, floe.table.producers, floe.catalog.sql\n"
+        "before = 'sqlglot' in sys.modules\n"
+        "floe.expressions.parse_filter('a = 1')\n"
+        "print(before, 'sqlglot' in sys.modules)\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["False", "True"]

@@ -4,8 +4,9 @@
     ctx = register_handlers(session)            # Spark starts on the first statement that needs it
 
 One module per statement family: ddl (CREATE/DROP/ALTER TABLE), describe (DESC, SHOW TBLPROPERTIES,
-SHOW CREATE TABLE), dml (INSERT, DELETE, UPDATE), query (SELECT, EXPLAIN), procedures (CALL).
-MERGE INTO has no handler: the session reports "Not supported yet: MERGE INTO ..." and changes nothing.
+SHOW CREATE TABLE), dml (INSERT, DELETE, UPDATE), merge (MERGE INTO), query (SELECT, EXPLAIN),
+procedures (CALL). Statements without a handler fail with "Not supported yet: <statement>" and change
+nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from floe.sql.handlers.context import HandlerContext
 from floe.sql.handlers.ddl import run_alter, run_create_table, run_drop_table
 from floe.sql.handlers.describe import run_describe, run_show_create_table, run_show_tblproperties
 from floe.sql.handlers.dml import run_delete, run_insert, run_update
+from floe.sql.handlers.merge import run_merge
 from floe.sql.handlers.procedures import run_call
 from floe.sql.handlers.query import run_explain, run_select
 
@@ -78,6 +80,7 @@ def register_handlers(session: SqlSession, *, spark: SparkSession | None = None)
         c.Insert: run_insert,
         c.Delete: run_delete,
         c.Update: run_update,
+        c.Merge: run_merge,
         c.Select: run_select,
         c.Explain: run_explain,
         c.Call: run_call,

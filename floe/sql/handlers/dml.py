@@ -36,10 +36,21 @@ if TYPE_CHECKING:
     from floe.spec.manifest import DataFile
     from floe.table.table import Table
 
-__all__ = ["conform_dataframe", "run_delete", "run_insert", "run_update", "write_dataframe"]
+__all__ = [
+    "change_message",
+    "conform_dataframe",
+    "plan_candidates",
+    "quote",
+    "rewrite_commit",
+    "run_delete",
+    "run_insert",
+    "run_update",
+    "spark_type",
+    "write_dataframe",
+]
 
 
-def _q(name: str) -> str:
+def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -78,7 +89,7 @@ def write_dataframe(
         )
 
 
-def _spark_type(field: Any) -> Any:
+def spark_type(field: Any) -> Any:
     from floe.spark.types import to_spark_type
 
     return to_spark_type(field.field_type, column=field.name)
@@ -130,9 +141,9 @@ def conform_dataframe(
     source = dict(zip(targets, df.columns))
     out = []
     for f in schema.fields:
-        t = _spark_type(f)
+        t = spark_type(f)
         if f.name in source:
-            out.append(F.col(_q(source[f.name])).cast(t).alias(f.name))
+            out.append(F.col(quote(source[f.name])).cast(t).alias(f.name))
         elif f.name in static_cols:
             out.append(F.lit(static_cols[f.name]).cast(t).alias(f.name))
         elif f.required:
@@ -183,10 +194,10 @@ def run_insert(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     else:
         flt = _static_filter(table, static) if static else None
         write_dataframe(ctx, table, data, mode="overwrite", overwrite_filter=flt, what=what)
-    return ResultSet.empty(_change_message(table, before, "Inserted" if not stmt.overwrite else "Overwrote with"))
+    return ResultSet.empty(change_message(table, before, "Inserted" if not stmt.overwrite else "Overwrote with"))
 
 
-def _change_message(table: Table, before: int | None, verb: str) -> str:
+def change_message(table: Table, before: int | None, verb: str) -> str:
     snap = table.metadata.current_snapshot()
     if snap is None or snap.snapshot_id == before:
         return f"{table.name()}: no change"
@@ -226,7 +237,7 @@ def _floe_filter(sql: str) -> BooleanExpression | None:
         return None
 
 
-def _plan(table: Table, expr: BooleanExpression | None) -> tuple[int | None, list[FileScanTask]]:
+def plan_candidates(table: Table, expr: BooleanExpression | None) -> tuple[int | None, list[FileScanTask]]:
     """The current snapshot id and the data files that may hold matching rows."""
     snap = table.metadata.current_snapshot()
     if snap is None:
@@ -270,7 +281,7 @@ def _write_files(ctx: HandlerContext, table: Table, df: DataFrame, what: str) ->
         return write_arrow_files(table, df.toArrow())
 
 
-def _rewrite_commit(
+def rewrite_commit(
     ctx: HandlerContext,
     table: Table,
     *,
@@ -323,7 +334,7 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         _check_columns(table, node, what)
         cond_sql = node.sql(dialect="spark")
         expr = _floe_filter(cond_sql)
-    snapshot_id, tasks = _plan(table, expr)
+    snapshot_id, tasks = plan_candidates(table, expr)
     before = table.metadata.current_snapshot_id
     if not tasks:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing deleted")
@@ -340,15 +351,15 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         for k, v in _snapshot_properties(ctx).items():
             op.set(k, v)
         op.commit()
-        return ResultSet.empty(_change_message(table, before, "Deleted"))
+        return ResultSet.empty(change_message(table, before, "Deleted"))
     from floe.spark.read import dataframe_for_scan
 
     spark = ctx.spark()
     with spark_errors(what):
         rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), partial)
         keep = rows.where(f"NOT coalesce(({cond_sql}), false)") if cond_sql is not None else rows.limit(0)
-    _rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr, what=what)
-    return ResultSet.empty(_change_message(table, before, "Deleted"))
+    rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr, what=what)
+    return ResultSet.empty(change_message(table, before, "Deleted"))
 
 
 def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
@@ -376,7 +387,7 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         _check_columns(table, node, what)
         cond_sql = node.sql(dialect="spark")
         expr = _floe_filter(cond_sql)
-    snapshot_id, tasks = _plan(table, expr)
+    snapshot_id, tasks = plan_candidates(table, expr)
     before = table.metadata.current_snapshot_id
     if not tasks:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing updated")
@@ -390,10 +401,10 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         cols = []
         for f in schema.fields:
             if f.name in sets:
-                new = F.expr(sets[f.name]).cast(_spark_type(f))
-                cols.append(F.when(matched, new).otherwise(F.col(_q(f.name))).alias(f.name))
+                new = F.expr(sets[f.name]).cast(spark_type(f))
+                cols.append(F.when(matched, new).otherwise(F.col(quote(f.name))).alias(f.name))
             else:
-                cols.append(F.col(_q(f.name)))
+                cols.append(F.col(quote(f.name)))
         updated = rows.select(*cols)
-    _rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr, what=what)
-    return ResultSet.empty(_change_message(table, before, "Updated"))
+    rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr, what=what)
+    return ResultSet.empty(change_message(table, before, "Updated"))
