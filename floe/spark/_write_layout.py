@@ -41,7 +41,7 @@ from floe.spec.types import (
 )
 from floe.transforms import IdentityTransform
 
-__all__ = ["HIDDEN_PREFIX", "hidden_partition_columns", "decode_partition_dirs", "NULL_DIR_VALUE"]
+__all__ = ["HIDDEN_PREFIX", "NULL_DIR_VALUE", "decode_partition_dirs", "hidden_partition_columns"]
 
 HIDDEN_PREFIX = "_floe_p"
 NULL_DIR_VALUE = "__HIVE_DEFAULT_PARTITION__"

@@ -41,7 +41,7 @@ from floe.write.schema_check import check_write_schema
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["IcebergWriter", "FilesMessage", "resolve_table"]
+__all__ = ["FilesMessage", "IcebergWriter", "resolve_table"]
 
 _CATALOG_PREFIX = "catalog."
 
@@ -57,8 +57,8 @@ def resolve_table(options: Mapping[str, str]) -> Table:
         ValidationError: no table named.
         NoSuchTableError: the table does not exist.
     """
-    from floe.catalog import load_catalog, load_table  # noqa: PLC0415 - catalogs load lazily in workers
-    from floe.config import FloeConfig  # noqa: PLC0415
+    from floe.catalog import load_catalog, load_table
+    from floe.config import FloeConfig
 
     opts = {str(k): str(v) for k, v in options.items()}
     source = opts.get("path") or opts.get("table")
@@ -124,7 +124,7 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
         )
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesMessage:
-        from pyspark import TaskContext  # noqa: PLC0415 - executor side
+        from pyspark import TaskContext
 
         ctx = TaskContext.get()
         pid, tid = (ctx.partitionId(), ctx.taskAttemptId()) if ctx is not None else (0, 0)

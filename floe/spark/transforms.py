@@ -69,13 +69,13 @@ from floe.transforms import (
 )
 
 __all__ = [
-    "source_column",
-    "transform_column",
-    "partition_column",
-    "murmur3_seed0",
     "arrow_bucket_udf",
     "ensure_workers_import_floe",
     "epoch_micros",
+    "murmur3_seed0",
+    "partition_column",
+    "source_column",
+    "transform_column",
 ]
 
 _MICROS_PER_HOUR = 3_600_000_000
@@ -171,7 +171,7 @@ def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Any:
 
 
 def _uuid_strings_to_bytes(values: pa.Array) -> pa.Array:
-    import uuid  # noqa: PLC0415 - only for uuid columns, which Spark shows as strings
+    import uuid
 
     return pa.array([None if v is None else uuid.UUID(v).bytes for v in values.to_pylist()], pa.binary(16))
 

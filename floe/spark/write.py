@@ -46,7 +46,7 @@ from floe.expressions.base import BooleanExpression
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
-from floe.spark._write_layout import HIDDEN_PREFIX, decode_partition_dirs, hidden_partition_columns
+from floe.spark._write_layout import decode_partition_dirs, hidden_partition_columns
 from floe.spark.session import attach
 from floe.spark.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
@@ -65,7 +65,7 @@ from floe.write.task_writer import TaskWriter
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["write_dataframe", "cleanup_operation_files", "ArrowWriteTask", "required_null_marker"]
+__all__ = ["ArrowWriteTask", "cleanup_operation_files", "required_null_marker", "write_dataframe"]
 
 _NULL_MARKER = "FLOE_REQUIRED_NULL"
 _STAGING_PREFIX = ".floe-staging-"
@@ -386,7 +386,7 @@ class ArrowWriteTask:
         )
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext  # noqa: PLC0415 - executor side only
+        from pyspark import TaskContext
 
         ctx = TaskContext.get()
         pid, tid = (ctx.partitionId(), ctx.taskAttemptId()) if ctx is not None else (0, 0)

@@ -19,7 +19,7 @@ from floe.write.schema_check import SchemaChanges
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["WriteMode", "commit_files", "apply_schema_changes"]
+__all__ = ["WriteMode", "apply_schema_changes", "commit_files"]
 
 WriteMode = Literal["append", "overwrite", "dynamic"]
 

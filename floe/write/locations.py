@@ -20,7 +20,7 @@ import mmh3
 from floe.io.locations import join
 from floe.spec import properties as P
 
-__all__ = ["LocationProvider", "data_file_name", "OBJECT_STORE_PARTITIONED_PATHS"]
+__all__ = ["OBJECT_STORE_PARTITIONED_PATHS", "LocationProvider", "data_file_name"]
 
 OBJECT_STORE_PARTITIONED_PATHS = "write.object-storage.partitioned-paths"
 

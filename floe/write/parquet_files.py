@@ -24,7 +24,7 @@ from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 
-__all__ = ["ParquetSettings", "ParquetFileWriter", "data_file_from_footer"]
+__all__ = ["ParquetFileWriter", "ParquetSettings", "data_file_from_footer"]
 
 _CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "brotli": "brotli",
            "uncompressed": "none", "none": "none", "lz4_raw": "lz4"}

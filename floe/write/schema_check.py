@@ -17,12 +17,12 @@ from floe.spec.types import (
     BinaryType,
     FixedType,
     IcebergType,
-    StringType,
-    UUIDType,
     ListType,
     MapType,
     NestedField,
+    StringType,
     StructType,
+    UUIDType,
     is_promotion_allowed,
 )
 

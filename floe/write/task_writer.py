@@ -21,14 +21,13 @@ from floe.io.arrow_schema import schema_to_arrow
 from floe.io.fileio import FileIO
 from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
-from floe.spec.schema import Schema
+from floe.spec.schema import Schema, walk_fields
 from floe.spec.types import DoubleType, FloatType
-from floe.spec.schema import walk_fields
 from floe.write.arrow_data import conform, split_by_partition
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetFileWriter, ParquetSettings
 
-__all__ = ["TaskWriter", "DEFAULT_MEMORY_BUDGET_BYTES"]
+__all__ = ["DEFAULT_MEMORY_BUDGET_BYTES", "TaskWriter"]
 
 DEFAULT_MEMORY_BUDGET_BYTES = 512 * 1024 * 1024
 
@@ -184,7 +183,7 @@ class TaskWriter:
         """Every file location this writer created."""
         return list(self._opened)
 
-    def __enter__(self) -> TaskWriter:
+    def __enter__(self) -> TaskWriter:  # noqa: PYI034 - py3.10 has no typing.Self
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:

@@ -16,12 +16,13 @@ from pyspark.sql import functions as F
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from pyiceberg.table import StaticTable
+
     import floe
-    import floe.spark.datasource  # noqa: F401 - registers format("iceberg")
+    import floe.spark.datasource
     from floe.spark.session import session
     from floe.spark.transforms import ensure_workers_import_floe
     from floe.spec.partitioning import PartitionSpecBuilder
-    from pyiceberg.table import StaticTable
 
     spark = session({"spark.master": "local-cluster[2,1,1024]", "spark.sql.shuffle.partitions": "4"}, app_name="floe-cluster")
     ensure_workers_import_floe(spark)  # executors run in their own work dirs: ship floe to them

@@ -115,11 +115,15 @@ def test_sql_error_cli_prints_one_line(env: tuple[SqlSession, Path], capsys: pyt
     os.environ["FLOE_HOME"] = str(tmp_path / ".floe")
     try:
         status = main(["sql", "USE db; DROP TABLE nope"])
+        err = capsys.readouterr().err.strip().splitlines()
+        spark_status = main(["sql", "USE db; SELECT nope FROM t"])  # a Spark analysis error
+        spark_err = [line for line in capsys.readouterr().err.strip().splitlines() if "WARN" not in line]
     finally:
         if old is None:
             os.environ.pop("FLOE_HOME", None)
         else:
             os.environ["FLOE_HOME"] = old
-    err = capsys.readouterr().err.strip().splitlines()
     assert status == 1
     assert err == ["error: Table not found: floe.db.nope"]
+    assert spark_status == 1
+    assert len(spark_err) == 1 and spark_err[0].startswith("error: SELECT nope FROM t failed: [UNRESOLVED_COLUMN")

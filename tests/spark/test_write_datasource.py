@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import floe
-import floe.spark.datasource  # noqa: F401 - registers format("iceberg") on sessions Floe attaches to
+import floe.spark.datasource
 from floe.spark.session import attach
 from floe.spec.partitioning import PartitionSpecBuilder
 

@@ -109,3 +109,18 @@ def test_spark_string_hash_differs_from_murmur3_for_odd_lengths(spark: SparkSess
     assert hashed is not None
     got = spark.createDataFrame([("iceberg",)], "s string").select(hashed).collect()[0][0]
     assert mmh3.hash(b"iceberg", 0) == 1210000089 and got != 1210000089
+
+
+def test_partition_dir_values_decode_to_floe_values() -> None:
+    from floe.spark._write_layout import decode_partition_dirs
+    from floe.spec.partitioning import PartitionSpecBuilder
+    from floe.spec.schema import Schema
+    from floe.spec.types import NestedField
+
+    schema = Schema(
+        NestedField(1, "s", StringType()), NestedField(2, "d", DateType()), NestedField(3, "dec", DecimalType(9, 2)),
+        NestedField(4, "b", BinaryType()), NestedField(5, "ts", TimestampType()),
+    )
+    spec = PartitionSpecBuilder(schema).identity("s").identity("d").identity("dec").identity("b").day("ts").build()
+    rel = f"_floe_p0=x{'é/'.encode().hex()}/_floe_p1=-3/_floe_p2=x{b'-1.50'.hex()}/_floe_p3=x/_floe_p4=__HIVE_DEFAULT_PARTITION__"
+    assert decode_partition_dirs(rel, spec, schema) == ("é/", -3, Decimal("-1.50"), b"", None)

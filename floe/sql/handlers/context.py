@@ -7,6 +7,7 @@ deletes); DDL and metadata statements answer from the catalog and metadata files
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import uuid
 import zoneinfo
 from collections.abc import Callable, Iterator
@@ -51,6 +52,12 @@ def spark_errors(what: str) -> Iterator[None]:
         raise ValidationError(f"{what} failed: {first}") from e
 
 
+def _quiet_query_context_loggers() -> None:
+    """Silence PySpark's JSON "query context" error logs: the engine reports each error itself, in one line."""
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(name).disabled = True
+
+
 class HandlerContext:
     """Per-session state of the statement handlers.
 
@@ -73,6 +80,7 @@ class HandlerContext:
 
     def spark(self) -> SparkSession:
         """The SparkSession, created on first use with the configuration's Spark settings."""
+        _quiet_query_context_loggers()
         conf = {k: v for k, v in self.session.conf.items() if k.startswith("spark.")}
         if self._spark is None:
             from floe.spark.session import session as make_spark

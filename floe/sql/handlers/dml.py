@@ -194,7 +194,7 @@ def run_insert(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     else:
         flt = _static_filter(table, static) if static else None
         write_dataframe(ctx, table, data, mode="overwrite", overwrite_filter=flt, what=what)
-    return ResultSet.empty(change_message(table, before, "Inserted" if not stmt.overwrite else "Overwrote with"))
+    return ResultSet.empty(change_message(table, before, "Inserted" if not stmt.overwrite else "Overwrote"))
 
 
 def change_message(table: Table, before: int | None, verb: str) -> str:
@@ -208,8 +208,9 @@ def change_message(table: Table, before: int | None, verb: str) -> str:
         return f"Deleted {deleted} rows from {table.name()} (snapshot {snap.snapshot_id})"
     if verb == "Updated":
         return f"Updated {table.name()}: rewrote {deleted} rows (snapshot {snap.snapshot_id})"
-    extra = f", removed {deleted}" if deleted not in ("0", None) else ""
-    return f"{verb} {added} rows into {table.name()}{extra} (snapshot {snap.snapshot_id})"
+    if verb == "Overwrote":
+        return f"Overwrote {table.name()}: wrote {added} rows, replaced {deleted} (snapshot {snap.snapshot_id})"
+    return f"{verb} {added} rows into {table.name()} (snapshot {snap.snapshot_id})"
 
 
 # -- row-level changes -----------------------------------------------------------------------------------
