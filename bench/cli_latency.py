@@ -1,13 +1,24 @@
 """CLI latency on a table with many snapshots: ``floe history | snapshots | files | describe`` as subprocesses.
 
-Builds (once per run, in a temporary FLOE_HOME) a table in the embedded SQLite catalog with N snapshots,
-each a metadata-only fast append of one small data-file descriptor committed through the producer API
-(all staged in one transaction, so building is quick), then times each command as a fresh ``python -m
-floe.cli.main`` process: median of 5 runs, with ``python -c pass`` and ``python -c "import floe"`` as
-baselines. The 1,000-row listings print as CSV (the rich table renderer alone costs ~1 s for 1,000 rows;
-one row shows it). The goal is well under a second per command.
+Builds (once per run, in a temporary FLOE_HOME) two tables in the embedded SQLite catalog with N snapshots
+each, every snapshot a metadata-only append of one small data-file descriptor committed through the
+producer API (all staged in one transaction, so building is quick):
 
-    python3 bench/cli_latency.py [--snapshots 1000] [--runs 5]
+- ``bench.events``: fast appends, one new manifest per snapshot, so ``floe files`` reads N manifests (the
+  worst case: a table nobody ever compacted).
+- ``bench.merged``: merge appends (Iceberg's default ``append``), which fold small manifests together once
+  ``commit.manifest.min-count-to-merge`` (100) accumulate, so the current snapshot has at most ~100.
+
+Then times each command as a fresh ``python -m floe.cli.main`` process: median of 5 runs (after one
+warm-up), with ``python -c pass`` and ``python -c "import floe"`` as baselines. Listings print both as CSV
+and in the default table format.
+
+Installed packages run from compiled bytecode, but this environment may set ``PYTHONDONTWRITEBYTECODE``,
+which would make every run compile Floe's modules from source (~0.1-0.2 s). By default the runs use a
+temporary ``PYTHONPYCACHEPREFIX`` (the repository is not touched) so they measure what an installed
+``floe`` does; ``--no-bytecode-cache`` measures the compile-every-time case instead.
+
+    python3 bench/cli_latency.py [--snapshots 1000] [--runs 5] [--no-bytecode-cache] [--skip-merged]
 """
 
 from __future__ import annotations
@@ -25,8 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def build_table(home: Path, snapshots: int) -> str:
-    """Create ``bench.events`` with ``snapshots`` fast appends; returns the table identifier."""
+def build_tables(home: Path, snapshots: int, *, merged: bool) -> list[str]:
+    """Create ``bench.events`` (fast appends) and, if ``merged``, ``bench.merged`` (merge appends)."""
     sys.path.insert(0, str(REPO))
     from floe.config import FloeConfig, open_catalog
     from floe.spec.manifest import DataFile, FileContent, FileFormat
@@ -42,23 +53,26 @@ def build_table(home: Path, snapshots: int) -> str:
         NestedField(2, "dt", StringType(), required=False),
     )
     spec = PartitionSpecBuilder(schema).identity("dt").build()
-    table = catalog.create_table(("bench", "events"), schema, partition_spec=spec)  # type: ignore[attr-defined]
-    txn = table.transaction()
-    for i in range(snapshots):
-        day = f"2024-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}"
-        f = DataFile(
-            content=FileContent.DATA,
-            file_path=f"{table.location()}/data/dt={day}/{i:05d}.parquet",
-            file_format=FileFormat.PARQUET,
-            partition=(day,),
-            record_count=100,
-            file_size_in_bytes=4096,
-            value_counts={1: 100, 2: 100},
-            null_value_counts={1: 0, 2: 0},
-        )
-        txn.new_fast_append().append_file(f).commit()
-    txn.commit_transaction()
-    return "bench.events"
+    names = ["events", "merged"] if merged else ["events"]
+    for name in names:
+        table = catalog.create_table(("bench", name), schema, partition_spec=spec)  # type: ignore[attr-defined]
+        txn = table.transaction()
+        for i in range(snapshots):
+            day = f"2024-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}"
+            f = DataFile(
+                content=FileContent.DATA,
+                file_path=f"{table.location()}/data/dt={day}/{i:05d}.parquet",
+                file_format=FileFormat.PARQUET,
+                partition=(day,),
+                record_count=100,
+                file_size_in_bytes=4096,
+                value_counts={1: 100, 2: 100},
+                null_value_counts={1: 0, 2: 0},
+            )
+            append = txn.new_fast_append() if name == "events" else txn.new_append()
+            append.append_file(f).commit()
+        txn.commit_transaction()
+    return [f"bench.{name}" for name in names]
 
 
 def _cpu() -> float:
@@ -70,6 +84,7 @@ def _time(cmd: list[str], env: dict[str, str], runs: int) -> tuple[float, float,
     """Median wall time, median CPU time (user+sys; less sensitive to a busy machine), output lines."""
     walls, cpus = [], []
     lines = 0
+    subprocess.run(cmd, env=env, capture_output=True, check=False)  # warm-up: caches, compiled bytecode
     for _ in range(runs):
         cpu0, start = _cpu(), time.perf_counter()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -85,25 +100,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--snapshots", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-bytecode-cache", action="store_true", help="compile Floe from source each run")
+    parser.add_argument("--skip-merged", action="store_true", help="only the fast-append table")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="floe-cli-bench-") as tmp:
         home = Path(tmp)
         start = time.perf_counter()
-        ident = build_table(home, args.snapshots)
-        print(f"built {ident} with {args.snapshots} snapshots in {time.perf_counter() - start:.1f}s")
+        idents = build_tables(home, args.snapshots, merged=not args.skip_merged)
+        print(
+            f"built {', '.join(idents)} with {args.snapshots} snapshots each in {time.perf_counter() - start:.1f}s"
+        )
         env = {**os.environ, "FLOE_HOME": str(home), "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+        if args.no_bytecode_cache:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env.pop("PYTHONPYCACHEPREFIX", None)
+        else:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(home / "pycache")
         py = [sys.executable]
         cli = [*py, "-m", "floe.cli.main"]
         rows = [
             ("python -c pass", [*py, "-c", "pass"]),
             ("python -c 'import floe'", [*py, "-c", "import floe"]),
-            ("floe history", [*cli, "history", ident, "--format", "csv"]),
-            ("floe history (table fmt)", [*cli, "history", ident]),
-            ("floe snapshots", [*cli, "snapshots", ident, "--format", "csv"]),
-            ("floe files", [*cli, "files", ident, "--format", "csv"]),
-            ("floe describe", [*cli, "describe", ident]),
+            ("floe tables", [*cli, "tables"]),
         ]
-        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        for ident in idents:
+            short = ident.split(".")[-1]
+            rows += [
+                (f"history {short} (csv)", [*cli, "history", ident, "--format", "csv"]),
+                (f"history {short}", [*cli, "history", ident]),
+                (f"snapshots {short} (csv)", [*cli, "snapshots", ident, "--format", "csv"]),
+                (f"snapshots {short}", [*cli, "snapshots", ident]),
+                (f"files {short} (csv)", [*cli, "files", ident, "--format", "csv"]),
+                (f"files {short}", [*cli, "files", ident]),
+                (f"describe {short}", [*cli, "describe", ident]),
+            ]
+        cache = "no bytecode cache" if args.no_bytecode_cache else "bytecode cached"
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {cache}")
         print(f"{'command':<28}{'wall s':>9}{'cpu s':>9}{'lines':>8}   (medians of {args.runs})")
         for name, cmd in rows:
             wall, cpu, lines = _time(cmd, env, args.runs)

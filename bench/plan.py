@@ -6,7 +6,8 @@ writes them), a manifest list and a metadata JSON both libraries open. Then time
 - full plan: every data file;
 - one-partition plan: ``ts`` within one day (manifest summaries prune all other manifests).
 
-Prints the median wall seconds of each side and the ratio PyIceberg/Floe (> 1 = Floe faster).
+Prints the median wall and CPU seconds of each side and the ratios PyIceberg/Floe (> 1 = Floe faster);
+on a busy machine CPU time is the steadier measure.
 
     PYTHONPATH=. python3 bench/plan.py [--manifests 1000] [--entries 1000] [--runs 3]
 """
@@ -134,10 +135,11 @@ def build_table(root: Path, manifests: int, entries: int) -> Path:
     return meta
 
 
-def timed(fn: Callable[[], int]) -> tuple[float, int]:
-    t = time.perf_counter()
+def timed(fn: Callable[[], int]) -> tuple[float, float, int]:
+    """Wall and CPU seconds (this process, all threads) of one call, and its result."""
+    t, c = time.perf_counter(), time.process_time()
     n = fn()
-    return time.perf_counter() - t, n
+    return time.perf_counter() - t, time.process_time() - c, n
 
 
 def main() -> None:
@@ -180,16 +182,20 @@ def main() -> None:
         ("full", floe_full, py_full, total),
     ):
         times: dict[str, list[float]] = {"floe": [], "pyiceberg": []}
+        cpu: dict[str, list[float]] = {"floe": [], "pyiceberg": []}
         for run in range(args.runs):
             for name, fn in (("floe", f_fn), ("pyiceberg", p_fn)):
                 if name == "pyiceberg" and label == "full" and args.skip_pyiceberg_full and run > 0:
                     continue
-                secs, n = timed(fn)
+                secs, cpu_secs, n = timed(fn)
                 assert n == expect, (label, name, n, expect)
                 times[name].append(secs)
+                cpu[name].append(cpu_secs)
         f, p = statistics.median(times["floe"]), statistics.median(times["pyiceberg"])
+        fc, pc = statistics.median(cpu["floe"]), statistics.median(cpu["pyiceberg"])
         print(
-            f"{label:14s} files={expect:>9,}  floe {f:8.2f}s  pyiceberg {p:8.2f}s  ratio pyiceberg/floe {p / f:5.2f}"
+            f"{label:14s} files={expect:>9,}  wall: floe {f:8.2f}s  pyiceberg {p:8.2f}s  ratio {p / f:5.2f}"
+            f"  | cpu: floe {fc:8.2f}s  pyiceberg {pc:8.2f}s  ratio {pc / fc:5.2f}"
         )
 
 

@@ -1,8 +1,9 @@
 """The catalog contract: namespaces and tables, with the table lifecycle written once for every catalog kind.
 
 The table layer (``floe.table.table`` and what it builds on: producers, expressions, scan planning) is
-imported by the methods that hand out tables, not at module import: listing namespaces and tables (the
-``floe tables`` command) then never pays for it.
+imported by the methods that hand out tables, not at module import, and the spec types appear only in
+annotations: listing namespaces and tables (``floe tables``) or reading one table's metadata through
+:meth:`Catalog.table_operations` (``floe history``) never pays for them.
 
 A concrete catalog supplies storage primitives (namespace rows or folders, a :class:`TableOperations` per
 table, entry removal and renaming); creating, replacing, loading, dropping and committing tables is shared
@@ -23,10 +24,6 @@ from floe.errors import (
     TableAlreadyExistsError,
 )
 from floe.io.fileio import FileIO
-from floe.spec.partitioning import PartitionSpec
-from floe.spec.schema import Schema
-from floe.spec.sort_order import SortOrder
-from floe.spec.updates import TableRequirement, TableUpdate
 from floe.table.identifiers import (
     Identifier,
     IdentifierLike,
@@ -35,11 +32,15 @@ from floe.table.identifiers import (
     namespace_to_string,
     to_identifier,
 )
-from floe.table.operations import TableOperations
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from floe.spec.partitioning import PartitionSpec
+    from floe.spec.schema import Schema
+    from floe.spec.sort_order import SortOrder
+    from floe.spec.updates import TableRequirement, TableUpdate
+    from floe.table.operations import TableOperations
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 

@@ -20,12 +20,12 @@ from floe.catalog.metadata_files import read_metadata
 from floe.errors import NoSuchTableError
 from floe.io.fileio import FileIO
 from floe.io.locations import join
-from floe.table.operations import ReadOnlyTableOperations
+from floe.table.operations import ReadOnlyTableOperations, TableOperations
 
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["latest_metadata_file", "load_table"]
+__all__ = ["latest_metadata_file", "load_table", "location_operations"]
 
 _METADATA = re.compile(r"^(?:v)?(\d+)(?:-[0-9a-fA-F-]{36})?(?:\.gz)?\.metadata\.json$")
 
@@ -45,6 +45,30 @@ def latest_metadata_file(io: FileIO, table_location: str) -> str | None:
     return None if best is None else join(table_location, "metadata", best[2])
 
 
+def location_operations(location: str, properties: Mapping[str, str] | None = None) -> TableOperations:
+    """The operations of the table at ``location`` (a table folder or a metadata file), without a catalog.
+
+    Hadoop commits for a version-hinted folder, read-only operations otherwise (see the module docstring).
+    Reading metadata through these needs none of the table layer (``floe history`` uses them directly).
+
+    Raises:
+        NoSuchTableError: no table metadata at ``location``.
+    """
+    io = FileIO.for_location(location, properties)
+    loc = location.rstrip("/")
+    if loc.endswith(".metadata.json"):
+        if not io.exists(loc):
+            raise NoSuchTableError(f"Table metadata file does not exist: {loc}")
+        return ReadOnlyTableOperations((loc,), io, read_metadata(io, loc), loc)
+    hadoop = HadoopTableOperations((loc,), io, loc)
+    if hadoop.current_version() is not None:
+        return hadoop
+    latest = latest_metadata_file(io, loc)
+    if latest is None:
+        raise NoSuchTableError(f"No Iceberg table at {loc}: no metadata/*.metadata.json files")
+    return ReadOnlyTableOperations((loc,), io, read_metadata(io, latest), latest)
+
+
 def load_table(location: str, properties: Mapping[str, str] | None = None) -> Table:
     """Open the table at ``location`` (a table folder or a metadata file), without a catalog.
 
@@ -57,20 +81,6 @@ def load_table(location: str, properties: Mapping[str, str] | None = None) -> Ta
     """
     from floe.table.table import Table  # the table layer loads with the first table (see catalog.base)
 
-    io = FileIO.for_location(location, properties)
-    loc = location.rstrip("/")
-    if loc.endswith(".metadata.json"):
-        if not io.exists(loc):
-            raise NoSuchTableError(f"Table metadata file does not exist: {loc}")
-        metadata = read_metadata(io, loc)
-        return Table((loc,), metadata, loc, ReadOnlyTableOperations((loc,), io, metadata, loc))
-    hadoop = HadoopTableOperations((loc,), io, loc)
-    found = hadoop.current_version()
-    if found is not None:
-        metadata, metadata_location = hadoop.load()
-        return Table((loc,), metadata, metadata_location, hadoop)
-    latest = latest_metadata_file(io, loc)
-    if latest is None:
-        raise NoSuchTableError(f"No Iceberg table at {loc}: no metadata/*.metadata.json files")
-    metadata = read_metadata(io, latest)
-    return Table((loc,), metadata, latest, ReadOnlyTableOperations((loc,), io, metadata, latest))
+    ops = location_operations(location, properties)
+    metadata, metadata_location = ops.load()
+    return Table(ops.identifier, metadata, metadata_location, ops)

@@ -5,4 +5,4 @@ from floe.scan.delete_index import DeleteFileIndex
 from floe.scan.table_scan import LocatedTable, TableScan
 from floe.scan.tasks import CombinedScanTask, FileScanTask
 
-__all__ = ["TableScan", "LocatedTable", "FileScanTask", "CombinedScanTask", "DeleteFileIndex"]
+__all__ = ["CombinedScanTask", "DeleteFileIndex", "FileScanTask", "LocatedTable", "TableScan"]

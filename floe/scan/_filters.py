@@ -17,6 +17,7 @@ from floe.expressions.residual import PartitionEvaluator, ResidualEvaluator
 from floe.spec.manifest import DataFile, ManifestFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
+from floe.spec.types import StructType
 
 __all__ = [
     "bind_filter",
@@ -43,18 +44,32 @@ def bind_filter(schema: Schema, expr: BooleanExpression, case_sensitive: bool) -
 
 
 def manifest_evaluator(
-    spec: PartitionSpec, schema: Schema, expr: BooleanExpression, case_sensitive: bool
+    spec: PartitionSpec,
+    schema: Schema,
+    expr: BooleanExpression,
+    case_sensitive: bool,
+    *,
+    partition_type: StructType | None = None,
 ) -> Callable[[ManifestFile], bool]:
-    """Whether a manifest's partition summaries admit rows matching ``expr``."""
-    ev = ManifestEvaluator(spec, schema, expr, case_sensitive=case_sensitive)
+    """Whether a manifest's partition summaries admit rows matching ``expr``.
+
+    ``partition_type`` (``TableMetadata.partition_type(spec_id)``) types specs whose source column was
+    dropped; without it the type comes from ``schema``.
+    """
+    ev = ManifestEvaluator(spec, schema, expr, case_sensitive=case_sensitive, partition_type=partition_type)
     return ev.eval
 
 
 def partition_evaluator(
-    spec: PartitionSpec, schema: Schema, expr: BooleanExpression, case_sensitive: bool
+    spec: PartitionSpec,
+    schema: Schema,
+    expr: BooleanExpression,
+    case_sensitive: bool,
+    *,
+    partition_type: StructType | None = None,
 ) -> Callable[[tuple[object, ...]], bool]:
     """Whether a partition tuple of ``spec`` may hold rows matching ``expr`` (inclusive projection)."""
-    ev = PartitionEvaluator(spec, schema, expr, case_sensitive=case_sensitive)
+    ev = PartitionEvaluator(spec, schema, expr, case_sensitive=case_sensitive, partition_type=partition_type)
     if isinstance(ev.partition_filter, AlwaysTrue):
         return lambda partition: True
     return ev.eval
@@ -66,7 +81,13 @@ def metrics_evaluator(schema: Schema, expr: BooleanExpression, case_sensitive: b
 
 
 def residual_evaluator(
-    spec: PartitionSpec, schema: Schema, expr: BooleanExpression, case_sensitive: bool
+    spec: PartitionSpec,
+    schema: Schema,
+    expr: BooleanExpression,
+    case_sensitive: bool,
+    *,
+    partition_type: StructType | None = None,
 ) -> Callable[[tuple[object, ...]], BooleanExpression]:
     """The part of ``expr`` still to evaluate on the rows of a file with a given partition tuple."""
-    return ResidualEvaluator(spec, schema, expr, case_sensitive=case_sensitive).residual_for
+    ev = ResidualEvaluator(spec, schema, expr, case_sensitive=case_sensitive, partition_type=partition_type)
+    return ev.residual_for

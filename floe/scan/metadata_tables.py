@@ -154,13 +154,17 @@ _SUMMARY = pa.struct([
 ])
 
 
-def _human_summaries(spec: PartitionSpec | None, schema: Schema, m: ManifestFile) -> list[dict[str, Any]] | None:
+def _human_summaries(spec: PartitionSpec | None, md: TableMetadata, m: ManifestFile) -> list[dict[str, Any]] | None:
     from floe.serde.single_value import decoder_for
 
     if m.partitions is None:
         return None
     out = []
-    ptype = spec.partition_type(schema) if spec is not None else None
+    try:
+        # Across schema history: a spec whose source column was dropped still has a type.
+        ptype = md.partition_type(spec.spec_id) if spec is not None else None
+    except ValidationError:
+        ptype = None
     for i, s in enumerate(m.partitions):
         lo = hi = None
         if spec is not None and ptype is not None and i < len(spec.fields):
@@ -192,7 +196,7 @@ def _manifest_row(md: TableMetadata, m: ManifestFile) -> dict[str, Any]:
         "added_delete_files_count": del_c[0],
         "existing_delete_files_count": del_c[1],
         "deleted_delete_files_count": del_c[2],
-        "partition_summaries": _human_summaries(md.spec_by_id(m.partition_spec_id), md.schema(), m),
+        "partition_summaries": _human_summaries(md.spec_by_id(m.partition_spec_id), md, m),
     }
 
 
@@ -225,11 +229,10 @@ def all_manifests(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
 # -- file tables ---------------------------------------------------------------------------------
 def partition_struct_type(md: TableMetadata) -> StructType:
     """Every partition field of every spec, by partition field id (Java's ``Partitioning.partitionType``)."""
-    schema = md.schema()
     seen: dict[int, NestedField] = {}
     for spec in sorted(md.partition_specs, key=lambda s: s.spec_id):
         try:
-            ptype = spec.partition_type(schema)
+            ptype = md.partition_type(spec.spec_id)
         except ValidationError:
             continue
         for f in ptype.fields:

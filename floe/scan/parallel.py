@@ -28,6 +28,7 @@ from floe.spec.manifest import (
 )
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
+from floe.spec.types import StructType
 
 __all__ = ["MIN_MANIFESTS_FOR_PROCESSES", "PlanJob", "plan_in_processes"]
 
@@ -47,6 +48,7 @@ class PlanJob:
     specs_by_id: Mapping[int, PartitionSpec]
     row_filter: BooleanExpression
     case_sensitive: bool
+    partition_types: Mapping[int, StructType] | None = None
 
 
 def _to_row(e: ManifestEntry) -> _Row:
@@ -85,6 +87,8 @@ def _work(job: PlanJob, batch: Sequence[tuple[ManifestFile, str]]) -> list[_Row]
         case_sensitive=job.case_sensitive,
         threads=1,
         location_of=lambda p: locations.get(p, p),
+        stats_columns=(),  # rows carry no column statistics
+        partition_types=job.partition_types,
     )
     out: list[_Row] = []
     for m, _ in batch:

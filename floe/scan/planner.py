@@ -6,14 +6,15 @@ Pruning happens at three levels (spec "Scan Planning"):
    written under older specs prune too) — evaluated once per distinct partition tuple and cached;
 3. entries, by column metrics (lower/upper bounds, null and NaN counts).
 
-Manifests are read by a thread pool, a bounded window ahead of the consumer, and entries are filtered
-inside the worker: memory grows with the files selected, not with the table's history.
+Manifest bytes are fetched by a thread pool, a bounded window ahead of the decoder; entries are decoded
+and filtered one manifest at a time: memory grows with the files selected, not with the table's history.
+Data manifests are decoded with column metrics for the filter's columns only (see ``stats_columns``).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
@@ -25,7 +26,7 @@ from floe.scan import _filters
 from floe.scan.delete_index import DeleteFileIndex, is_deletion_vector
 from floe.scan.parallel import MIN_MANIFESTS_FOR_PROCESSES, PlanJob, plan_in_processes
 from floe.scan.tasks import FileScanTask
-from floe.serde.manifest_avro import iter_manifest, read_manifest_header, read_manifest_list
+from floe.serde.manifest_avro import read_manifest, read_manifest_header, read_manifest_list
 from floe.spec.manifest import (
     FileContent,
     ManifestContent,
@@ -36,6 +37,7 @@ from floe.spec.manifest import (
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.snapshot import Snapshot
+from floe.spec.types import StructType
 
 __all__ = ["DEFAULT_PLANNING_THREADS", "ManifestPlanner", "read_manifest_files", "referenced_field_ids"]
 
@@ -88,6 +90,13 @@ class ManifestPlanner:
         threads: manifest reader threads.
         processes: worker processes for plans over many manifests (0 or 1: none).
         location_of: maps a location in metadata to one FileIO can read (relocated fixture tables).
+        stats_columns: None (the default) loads every column metric of the planned data files. A
+            collection of field ids loads metrics only for those columns and the ones the row filter
+            references (the metrics maps of task data files then hold just those; with neither, they are
+            None: not loaded). Decoding the metrics maps is most of the cost of planning a large table.
+            Delete files always keep their metrics (the delete index reads them).
+        partition_types: partition type per spec id (``TableMetadata.partition_type``), so specs whose
+            source column was dropped still prune; specs left out are typed from ``schema``.
     """
 
     def __init__(
@@ -102,10 +111,13 @@ class ManifestPlanner:
         location_of: Callable[[str], str] | None = None,
         table_name: str = "",
         processes: int = 0,
+        stats_columns: Collection[int] | None = None,
+        partition_types: Mapping[int, StructType] | None = None,
     ) -> None:
         self._io = io
         self._schema = schema
         self._specs = dict(specs_by_id)
+        self._partition_types = dict(partition_types or {})
         self._filter = row_filter if row_filter is not None else AlwaysTrue()
         self._case_sensitive = case_sensitive
         self._threads = max(1, threads)
@@ -126,6 +138,9 @@ class ManifestPlanner:
         self._metrics_ok = (
             None if isinstance(self._bound, AlwaysTrue) else _filters.metrics_evaluator(schema, self._filter, case_sensitive)
         )
+        self._stats: frozenset[int] | None = (
+            None if stats_columns is None else frozenset(stats_columns) | referenced_field_ids(self._bound)
+        )
 
     # -- per-spec state ---------------------------------------------------------------------------
     def _for_spec(self, spec_id: int) -> _SpecFilters:
@@ -138,11 +153,13 @@ class ManifestPlanner:
         if isinstance(self._bound, AlwaysTrue):
             f = _SpecFilters(spec, lambda m: True, lambda p: True, lambda p: AlwaysTrue())
         else:
+            args = (spec, self._schema, self._filter, self._case_sensitive)
+            ptype = self._partition_types.get(spec_id)
             f = _SpecFilters(
                 spec,
-                _filters.manifest_evaluator(spec, self._schema, self._filter, self._case_sensitive),
-                _cached(_filters.partition_evaluator(spec, self._schema, self._filter, self._case_sensitive)),
-                _cached(_filters.residual_evaluator(spec, self._schema, self._filter, self._case_sensitive)),
+                _filters.manifest_evaluator(*args, partition_type=ptype),
+                _cached(_filters.partition_evaluator(*args, partition_type=ptype)),
+                _cached(_filters.residual_evaluator(*args, partition_type=ptype)),
             )
         self._filters[spec_id] = f
         return f
@@ -157,19 +174,27 @@ class ManifestPlanner:
         self.metrics["scanned_manifests" if ok else "skipped_manifests"] += 1
         return ok
 
-    def _read_entries(self, m: ManifestFile) -> Iterator[ManifestEntry]:
-        spec = self._specs.get(m.partition_spec_id)
+    def _fetch(self, m: ManifestFile) -> bytes:
         with self._io.new_input(self._loc(m.manifest_path)).open() as fo:
-            data = fo.read()
-        yield from iter_manifest(data, manifest_file=m, partition_spec=spec, schema=self._schema)
+            data: bytes = fo.read()
+        return data
 
-    def live_matching(self, m: ManifestFile) -> list[ManifestEntry]:
-        """Entries of one manifest that are live and may match the filter (runs in a worker)."""
-        f = self._for_spec(m.partition_spec_id)
-        part_ok, metrics_ok = f.partition_ok, self._metrics_ok
+    def _read_entries(self, m: ManifestFile, data: bytes | None = None) -> list[ManifestEntry]:
+        spec = self._specs.get(m.partition_spec_id)
+        if data is None:
+            data = self._fetch(m)
+        stats = self._stats if m.content == ManifestContent.DATA else None
+        return read_manifest(data, manifest_file=m, partition_spec=spec, schema=self._schema, stats_columns=stats)
+
+    def live_matching(self, m: ManifestFile, data: bytes | None = None) -> list[ManifestEntry]:
+        """Entries of one manifest that are live and may match the filter (``data``: its bytes if read)."""
+        entries = self._read_entries(m, data)
+        if self._trivial:
+            return [e for e in entries if e.status is not _DELETED]
+        part_ok, metrics_ok = self._for_spec(m.partition_spec_id).partition_ok, self._metrics_ok
         out: list[ManifestEntry] = []
         skipped = 0
-        for e in self._read_entries(m):
+        for e in entries:
             if e.status is _DELETED:
                 continue
             df = e.data_file
@@ -177,30 +202,32 @@ class ManifestPlanner:
                 skipped += 1
                 continue
             out.append(e)
-        self.metrics["skipped_data_files"] += skipped  # benign race: counters are informational
+        self.metrics["skipped_data_files"] += skipped
         return out
 
-    def _stream(self, manifests: list[ManifestFile], work: Callable[[ManifestFile], list[ManifestEntry]]) -> Iterator[
-        ManifestEntry
-    ]:
+    def _stream(
+        self, manifests: list[ManifestFile], work: Callable[[ManifestFile, bytes | None], list[ManifestEntry]]
+    ) -> Iterator[ManifestEntry]:
+        """``work`` over each manifest, in order. Threads only fetch bytes, a window ahead: decoding is
+        pure Python, and decoding in several threads measured slower than in one (GIL hand-offs)."""
         if self._threads == 1 or len(manifests) <= 1:
             for m in manifests:
-                yield from work(m)
+                yield from work(m, None)
             return
         window = self._threads * 2
         with ThreadPoolExecutor(self._threads, thread_name_prefix="floe-plan") as pool:
-            pending: deque[Future[list[ManifestEntry]]] = deque()
+            pending: deque[tuple[ManifestFile, Future[bytes]]] = deque()
             it = iter(manifests)
             for m in it:
-                pending.append(pool.submit(work, m))
+                pending.append((m, pool.submit(self._fetch, m)))
                 if len(pending) >= window:
                     break
             while pending:
-                done = pending.popleft().result()
+                m, fut = pending.popleft()
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append(pool.submit(work, nxt))
-                yield from done
+                    pending.append((nxt, pool.submit(self._fetch, nxt)))
+                yield from work(m, fut.result())
 
     # -- public -----------------------------------------------------------------------------------
     def delete_index(self, manifests: Iterable[ManifestFile]) -> DeleteFileIndex:
@@ -210,11 +237,11 @@ class ManifestPlanner:
         self.metrics["result_delete_files"] += len(entries)
         return DeleteFileIndex(entries, self._specs)
 
-    def _live_matching_deletes(self, m: ManifestFile) -> list[ManifestEntry]:
+    def _live_matching_deletes(self, m: ManifestFile, data: bytes | None = None) -> list[ManifestEntry]:
         f = self._for_spec(m.partition_spec_id)
         return [
             e
-            for e in self._read_entries(m)
+            for e in self._read_entries(m, data)
             if e.status is not _DELETED and e.data_file.content != _DATA and f.partition_ok(e.data_file.partition)
         ]
 
@@ -222,7 +249,10 @@ class ManifestPlanner:
         """Live data entries of the given manifests that may match the filter, streamed."""
         data = [m for m in manifests if m.content == ManifestContent.DATA and self._manifest_selected(m)]
         if self._processes > 1 and len(data) >= MIN_MANIFESTS_FOR_PROCESSES:
-            job = PlanJob(dict(self._io.properties), self._schema, self._specs, self._filter, self._case_sensitive)
+            job = PlanJob(
+                dict(self._io.properties), self._schema, self._specs, self._filter, self._case_sensitive,
+                self._partition_types,
+            )
             return plan_in_processes(job, [(m, self._loc(m.manifest_path)) for m in data], processes=self._processes)
         return self._stream(data, self.live_matching)
 

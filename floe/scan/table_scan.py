@@ -20,9 +20,10 @@ from floe.scan.planner import DEFAULT_PLANNING_THREADS, ManifestPlanner, read_ma
 from floe.scan.tasks import CombinedScanTask, FileScanTask, pack_tasks, split_tasks
 from floe.spec import properties as P
 from floe.spec.manifest import ManifestContent, ManifestEntryStatus
-from floe.spec.schema import Schema
+from floe.spec.schema import Schema, walk_fields
 from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import TableMetadata
+from floe.spec.types import StructType
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,6 +101,7 @@ class TableScan:
     end_snapshot_id: int | None = None
     options: Mapping[str, str] = field(default_factory=dict)
     location_of: Callable[[str], str] = _identity
+    column_stats: bool = False
 
     # -- construction ------------------------------------------------------------------------------
     @classmethod
@@ -139,6 +141,16 @@ class TableScan:
     def select(self, *names: str) -> TableScan:
         """Read only these columns (dotted names reach into structs)."""
         return replace(self, selected_fields=tuple(names) if names else ("*",))
+
+    def include_column_stats(self, include: bool = True) -> TableScan:
+        """Load every column metric of the planned data files (sizes, counts, bounds).
+
+        By default planning loads metrics only for the columns the row filter references (pruning and
+        strict-match checks need no others) and for columns with an initial default (readers use them
+        to tell whether a file has the column); the other columns are absent from the task data files'
+        metrics maps, which are None when no column is loaded.
+        """
+        return replace(self, column_stats=include)
 
     def with_case_sensitive(self, case_sensitive: bool = True) -> TableScan:
         return replace(self, case_sensitive=case_sensitive)
@@ -228,6 +240,22 @@ class TableScan:
             return P.property_int(self.options, key, default)
         return P.property_int(self.metadata.properties, key, default)
 
+    def _stats_columns(self) -> frozenset[int] | None:
+        """Columns whose metrics planning loads besides the filter's (None: all of them)."""
+        if self.column_stats:
+            return None
+        return frozenset(f.field_id for _, f in walk_fields(self.table_schema().as_struct()) if f.initial_default is not None)
+
+    def _partition_types(self) -> dict[int, StructType]:
+        """Partition type of each spec across schema history (specs whose source column was dropped)."""
+        out: dict[int, StructType] = {}
+        for spec in self.metadata.partition_specs:
+            try:
+                out[spec.spec_id] = self.metadata.partition_type(spec.spec_id)
+            except ValidationError:
+                continue  # a source column in no schema: the planner reports it if a manifest uses the spec
+        return out
+
     def _planner(self) -> ManifestPlanner:
         return ManifestPlanner(
             io=self.io,
@@ -239,6 +267,8 @@ class TableScan:
             location_of=self.location_of,
             table_name=self.table_name,
             processes=self._prop_int(SCAN_PROCESSES_OPTION, 0),
+            stats_columns=self._stats_columns(),
+            partition_types=self._partition_types(),
         )
 
     # -- planning -----------------------------------------------------------------------------------

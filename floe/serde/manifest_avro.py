@@ -10,18 +10,19 @@ file objects the caller passes in.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import gc
 import io
 import json
 import struct
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, BinaryIO
 
 from floe.errors import FloeError, InvalidMetadataError, ValidationError
-from floe.serde.avro_decoder import compile_reader, iter_records, read_container
+from floe.serde.avro_decoder import Reader, compile_reader, iter_records, read_container
 from floe.serde.avro_encoder import ContainerWriter
 from floe.serde.avro_schemas import manifest_list_schema
 from floe.serde.manifest_writer import ManifestWriter
@@ -103,12 +104,9 @@ def _map_reader(field: dict[str, Any] | None) -> Callable[[Any], dict[int, Any] 
 
         return from_avro_map
     if isinstance(arr, dict) and arr.get("type") == "array" and arr.get("logicalType") != "map":
-        items = arr.get("items")
-        names = [f["name"] for f in items["fields"]] if isinstance(items, dict) and "fields" in items else []
-        key, value = (names + ["key", "value"])[:2] if len(names) == 2 else ("key", "value")
 
-        def from_kv_list(raw: Any) -> dict[int, Any] | None:  # array of k/v records without the map hint
-            return None if raw is None else {kv[key]: kv[value] for kv in raw}
+        def from_kv_list(raw: Any) -> dict[int, Any] | None:  # array of (key, value) records, no map hint
+            return None if raw is None else {kv[0]: kv[1] for kv in raw}
 
         return from_kv_list
     return None
@@ -146,9 +144,11 @@ def _iceberg_converter(field: NestedField | None, avro_type: Any) -> Callable[[A
 
 def _partition_reader(
     partition_record: dict[str, Any], spec: PartitionSpec | None, schema: Schema | None
-) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
-    avro_fields = [f for f in partition_record.get("fields", ())]
-    by_id = {f.get("field-id"): f for f in avro_fields}
+) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
+    """How to turn the decoded partition record (a tuple in Avro field order) into the spec-ordered
+    partition tuple; None when it already is one."""
+    avro_fields = list(partition_record.get("fields", ()))
+    by_id = {f.get("field-id"): i for i, f in enumerate(avro_fields)}
     target_ids: list[int] | None = None
     iceberg_fields: dict[int, NestedField] = {}
     if spec is not None:
@@ -158,37 +158,33 @@ def _partition_reader(
                 iceberg_fields = {f.field_id: f for f in spec.partition_type(schema).fields}
             except FloeError:  # a spec whose source columns were dropped: the Avro types suffice
                 iceberg_fields = {}
+    positions: list[int | None]
     if target_ids is not None and all(i in by_id for i in target_ids):
-        ordered: list[dict[str, Any] | None] = [by_id[i] for i in target_ids]
+        positions = [by_id[i] for i in target_ids]
     elif target_ids is not None and len(target_ids) == len(avro_fields):
-        ordered = list(avro_fields)  # ids differ (re-written files): match by position
+        positions = list(range(len(avro_fields)))  # ids differ (re-written files): match by position
     else:
-        ordered = list(avro_fields)
+        positions = list(range(len(avro_fields)))
         if target_ids is not None:
-            ordered += [None] * max(0, len(target_ids) - len(avro_fields))
-    names: list[str | None] = [f["name"] if f is not None else None for f in ordered]
+            positions += [None] * max(0, len(target_ids) - len(avro_fields))
     convs: list[Callable[[Any], Any] | None] = []
-    for pos, f in enumerate(ordered):
+    for i, pos in enumerate(positions):
         # The decoder already yields Floe's representation for Avro logical types; only Avro schemas
         # missing a logical type the partition type implies (uuid/decimal as plain bytes) need fixing.
         conv = None
-        if f is not None and target_ids is not None and pos < len(target_ids):
-            conv = _iceberg_converter(iceberg_fields.get(target_ids[pos]), f["type"])
+        if pos is not None and target_ids is not None and i < len(target_ids):
+            conv = _iceberg_converter(iceberg_fields.get(target_ids[i]), avro_fields[pos]["type"])
         convs.append(conv)
 
-    if all(c is None for c in convs) and names == [f["name"] for f in avro_fields]:
-        # Fast path: the decoded dict already holds the values in spec order.
-        def read_plain(rec: dict[str, Any]) -> tuple[Any, ...]:
-            return tuple(rec.values())
+    if all(c is None for c in convs) and positions == list(range(len(avro_fields))):
+        return None  # the decoded tuple already holds the values in spec order
 
-        return read_plain
+    plan = list(zip(positions, convs))
 
-    plan = list(zip(names, convs))
-
-    def read(rec: dict[str, Any]) -> tuple[Any, ...]:
+    def read(rec: tuple[Any, ...]) -> tuple[Any, ...]:
         out = []
-        for name, conv in plan:
-            v = rec.get(name) if name is not None else None
+        for pos, conv in plan:
+            v = rec[pos] if pos is not None else None
             out.append(v if conv is None or v is None else conv(v))
         return tuple(out)
 
@@ -377,6 +373,7 @@ def iter_manifest(
     manifest_file: ManifestFile | None = None,
     partition_spec: PartitionSpec | None = None,
     schema: Schema | None = None,
+    stats_columns: Collection[int] | None = None,
 ) -> Iterator[ManifestEntry]:
     """Stream the entries of a manifest, applying inheritance from ``manifest_file`` when given.
 
@@ -387,11 +384,15 @@ def iter_manifest(
         partition_spec: the spec the manifest was written with (orders the partition tuple and types
             partition values whose Avro schema lacks a logical type).
         schema: the table schema (with ``partition_spec``, gives the partition field types).
+        stats_columns: None (the default) decodes every column metric. A collection of field ids keeps
+            the six metrics maps (sizes, value/null/NaN counts, bounds) for those columns only; empty, the
+            maps are skipped without decoding and read as None ("not loaded"). Scan planning uses this:
+            pruning needs the filter's columns only, and the maps are most of a manifest's decode time.
 
     Raises:
         InvalidMetadataError: the bytes are not a manifest.
     """
-    return _entries(data, manifest_file, partition_spec, schema, pause_gc_per_block=True)
+    return _entries(data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=True)
 
 
 def read_manifest(
@@ -400,10 +401,29 @@ def read_manifest(
     manifest_file: ManifestFile | None = None,
     partition_spec: PartitionSpec | None = None,
     schema: Schema | None = None,
+    stats_columns: Collection[int] | None = None,
 ) -> list[ManifestEntry]:
     """Decode all entries of a manifest (see iter_manifest for the arguments)."""
     with _gc_paused():
-        return list(_entries(data, manifest_file, partition_spec, schema, pause_gc_per_block=False))
+        return list(
+            _entries(data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=False)
+        )
+
+
+# Field ids of data_file's metrics maps (spec "Manifests": 108, 109, 110, 137, 125, 128).
+_STATS_FIELD_IDS = (108, 109, 110, 137, 125, 128)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(schema_text: str, stats_columns: frozenset[int] | None) -> tuple[dict[str, Any], Reader]:
+    """Parse and compile a manifest writer schema once per (schema, projection): a table's manifests
+    share a handful of schemas, and compiling costs milliseconds."""
+    writer_schema = json.loads(schema_text)
+    projection = None
+    if stats_columns is not None:
+        keep = stats_columns or None  # nothing to keep: skip the maps entirely
+        projection = {fid: keep for fid in _STATS_FIELD_IDS}
+    return writer_schema, compile_reader(writer_schema, projection=projection, as_tuples=True)
 
 
 def _entries(
@@ -411,14 +431,15 @@ def _entries(
     manifest_file: ManifestFile | None,
     partition_spec: PartitionSpec | None,
     schema: Schema | None,
+    stats_columns: Collection[int] | None,
     *,
     pause_gc_per_block: bool,
 ) -> Iterator[ManifestEntry]:
     fo = _open(data)
     try:
         metadata, blocks = read_container(fo)
-        writer_schema = json.loads(metadata["avro.schema"])
-        read = compile_reader(writer_schema)
+        keep = None if stats_columns is None else frozenset(stats_columns)
+        writer_schema, read = _compiled(metadata["avro.schema"], keep)
     except (ValueError, KeyError, EOFError) as exc:
         raise InvalidMetadataError(f"cannot read manifest {_describe(fo)}: {exc}") from exc
     build = _entry_builder(writer_schema, metadata, manifest_file, partition_spec, schema, _describe(fo))
@@ -448,6 +469,10 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _positions_by_id(record: dict[str, Any]) -> dict[int, int]:
+    return {int(f["field-id"]): i for i, f in enumerate(record.get("fields", ())) if "field-id" in f}
+
+
 def _entry_builder(
     writer_schema: dict[str, Any],
     header: dict[str, Any],
@@ -455,20 +480,21 @@ def _entry_builder(
     spec: PartitionSpec | None,
     schema: Schema | None,
     where: str,
-) -> Callable[[dict[str, Any]], ManifestEntry]:
-    top = _names_by_id(writer_schema)
+) -> Callable[[tuple[Any, ...]], ManifestEntry]:
+    """A function from a decoded manifest_entry record (a tuple in writer-schema field order) to a
+    ManifestEntry, generated for this file's field positions (absent optional fields become None)."""
+    top = _positions_by_id(writer_schema)
     df_field = _field_by_id(writer_schema, 2)
     if df_field is None or 0 not in top:
         raise InvalidMetadataError(f"{where} is not a manifest (no status/data_file fields)")
     df_schema = _unwrap(df_field["type"])
-    d = _names_by_id(df_schema)
+    d = _positions_by_id(df_schema)
     missing = [i for i in (100, 101, 103, 104) if i not in d]
     if missing:
         raise InvalidMetadataError(f"{where}: data_file lacks required field ids {missing}")
     part_field = _field_by_id(df_schema, 102)
     part_record = _unwrap(part_field["type"]) if part_field is not None else {"fields": []}
     read_partition = _partition_reader(part_record, spec, schema)
-    maps = {fid: _map_reader(_field_by_id(df_schema, fid)) for fid in (108, 109, 110, 137, 125, 128)}
 
     spec_id_text = header.get("partition-spec-id")
     if manifest_file is not None:
@@ -478,78 +504,76 @@ def _entry_builder(
     else:
         spec_id = spec.spec_id if spec is not None else 0
 
-    inherited_snapshot = manifest_file.added_snapshot_id if manifest_file is not None else None
-    manifest_seq = manifest_file.sequence_number if manifest_file is not None else None
-    next_row_id = [manifest_file.first_row_id if manifest_file is not None else None]
+    ns: dict[str, Any] = {
+        "status_of": _STATUS,
+        "content_of": _CONTENT,
+        "formats": _FORMATS,
+        "file_format": FileFormat,
+        "DATA": FileContent.DATA,
+        "added": ManifestEntryStatus.ADDED,
+        "new_df": DataFile,
+        "new_entry": ManifestEntry,
+        "read_partition": read_partition,
+        "spec_id": spec_id,
+        "inherited_snapshot": manifest_file.added_snapshot_id if manifest_file is not None else None,
+        "manifest_seq": manifest_file.sequence_number if manifest_file is not None else None,
+        "next_row_id": [manifest_file.first_row_id if manifest_file is not None else None],
+    }
 
-    # Field names in this file (None where absent: dict.get(None) is None).
-    n_status, n_snap, n_seq, n_fseq, n_df = top[0], top.get(1), top.get(3), top.get(4), top[2]
-    n_content, n_path, n_fmt, n_part = d.get(134), d[100], d[101], d.get(102)
-    n_rc, n_size = d[103], d[104]
-    n_cs, n_vc, n_nc, n_nan, n_lb, n_ub = (
-        d.get(108),
-        d.get(109),
-        d.get(110),
-        d.get(137),
-        d.get(125),
-        d.get(128),
+    def fx(fid: int) -> str:  # data_file field by id
+        return f"f[{d[fid]}]" if fid in d else "None"
+
+    def tx(fid: int) -> str:  # manifest_entry field by id
+        return f"rec[{top[fid]}]" if fid in top else "None"
+
+    def mx(fid: int) -> str:  # a metrics map, converted when the writer did not use Iceberg's map arrays
+        conv = _map_reader(_field_by_id(df_schema, fid))
+        if conv is None or fid not in d:
+            return fx(fid)
+        ns[f"map{fid}"] = conv
+        return f"map{fid}({fx(fid)})"
+
+    if 102 not in d:
+        part = "()"
+    elif read_partition is None:
+        part = fx(102)
+    else:
+        part = f"read_partition({fx(102)})"
+    content = f"content_of[{fx(134)} or 0]" if 134 in d else "DATA"
+    # Generated once per manifest: attribute lookups by position, no per-entry branching on the schema.
+    src = f"""
+def build(rec):
+    f = rec[{top[2]}]
+    status = status_of[rec[{top[0]}]]
+    content = {content}
+    fmt_text = f[{d[101]}]
+    fmt = formats.get(fmt_text) or file_format(fmt_text)
+    record_count = f[{d[103]}]
+    split = {fx(132)}
+    eq = {fx(135)}
+    first_row_id = {fx(142)}
+    if first_row_id is None and next_row_id[0] is not None and content is DATA:
+        first_row_id = next_row_id[0]
+        next_row_id[0] += record_count
+    snap = {tx(1)}
+    if snap is None:
+        snap = inherited_snapshot
+    seq = {tx(3)}
+    fseq = {tx(4)}
+    if manifest_seq is not None and (status is added or manifest_seq == 0):
+        # Spec: null sequence numbers of ADDED entries inherit the manifest's; v1 manifests (0) too.
+        if seq is None:
+            seq = manifest_seq
+        if fseq is None:
+            fseq = manifest_seq
+    data_file = new_df(
+        content, f[{d[100]}], fmt, {part}, record_count, f[{d[104]}],
+        {mx(108)}, {mx(109)}, {mx(110)}, {mx(137)}, {mx(125)}, {mx(128)},
+        {fx(131)}, None if split is None else tuple(split), None if eq is None else tuple(eq), {fx(140)},
+        spec_id, first_row_id, {fx(143)}, {fx(144)}, {fx(145)},
     )
-    n_key, n_split, n_eq, n_sort = d.get(131), d.get(132), d.get(135), d.get(140)
-    n_frid, n_ref, n_off, n_csz = d.get(142), d.get(143), d.get(144), d.get(145)
-    m_cs, m_vc, m_nc, m_nan, m_lb, m_ub = (maps[i] for i in (108, 109, 110, 137, 125, 128))
-    status_of, content_of, formats = _STATUS, _CONTENT, _FORMATS
-    added = ManifestEntryStatus.ADDED
-    new_df, new_entry = DataFile, ManifestEntry
-
-    def build(rec: dict[Any, Any]) -> ManifestEntry:  # keys: field names, or None for absent fields
-        g = rec.get
-        f = rec[n_df]
-        fg = f.get
-        status = status_of[rec[n_status]]
-        content = content_of[fg(n_content) or 0]
-        fmt_text = f[n_fmt]
-        fmt = formats.get(fmt_text) or FileFormat(fmt_text)
-        split = fg(n_split)
-        eq = fg(n_eq)
-        first_row_id = fg(n_frid)
-        record_count = f[n_rc]
-        if first_row_id is None and next_row_id[0] is not None and content is FileContent.DATA:
-            first_row_id = next_row_id[0]
-            next_row_id[0] += record_count
-        data_file = new_df(
-            content,
-            f[n_path],
-            fmt,
-            read_partition(f[n_part]) if n_part is not None else (),
-            record_count,
-            f[n_size],
-            fg(n_cs) if m_cs is None else m_cs(fg(n_cs)),
-            fg(n_vc) if m_vc is None else m_vc(fg(n_vc)),
-            fg(n_nc) if m_nc is None else m_nc(fg(n_nc)),
-            fg(n_nan) if m_nan is None else m_nan(fg(n_nan)),
-            fg(n_lb) if m_lb is None else m_lb(fg(n_lb)),
-            fg(n_ub) if m_ub is None else m_ub(fg(n_ub)),
-            fg(n_key),
-            None if split is None else tuple(split),
-            None if eq is None else tuple(eq),
-            fg(n_sort),
-            spec_id,
-            first_row_id,
-            fg(n_ref),
-            fg(n_off),
-            fg(n_csz),
-        )
-        snap = g(n_snap)
-        if snap is None:
-            snap = inherited_snapshot
-        seq = g(n_seq)
-        fseq = g(n_fseq)
-        if manifest_seq is not None and (status is added or manifest_seq == 0):
-            # Spec: null sequence numbers of ADDED entries inherit the manifest's; v1 manifests (0) too.
-            if seq is None:
-                seq = manifest_seq
-            if fseq is None:
-                fseq = manifest_seq
-        return new_entry(status, snap, seq, fseq, data_file)
-
+    return new_entry(status, snap, seq, fseq, data_file)
+"""
+    exec(src, ns)  # noqa: S102 - source built above from fixed templates and integer positions only
+    build: Callable[[tuple[Any, ...]], ManifestEntry] = ns["build"]
     return build

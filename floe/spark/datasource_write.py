@@ -50,7 +50,7 @@ def resolve_table(options: Mapping[str, str]) -> Table:
     """The table a data source's options name (``path``): a location, or ``[catalog.]namespace.table``.
 
     ``catalog.<key>`` options (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``, ...) define the
-    catalog inline; otherwise the first name part picks a catalog configured in Floe's configuration
+    catalog inline, named by ``catalog-name`` (SQL catalogs key their tables by it); otherwise the first name part picks a catalog configured in Floe's configuration
     (floe.config.FloeConfig), falling back to its default catalog.
 
     Raises:

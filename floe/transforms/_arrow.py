@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
 from floe.spec.types import (
@@ -13,6 +11,15 @@ from floe.spec.types import (
     TimestampNanoType,
     TimestamptzNanoType,
 )
+from floe.transforms._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+else:
+    np = LazyModule("numpy")
+    pa = LazyModule("pyarrow")
 
 __all__ = ["arrow_result_type", "as_array", "from_numpy", "int64_values", "validity"]
 

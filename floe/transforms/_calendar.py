@@ -7,10 +7,11 @@ and far outside ``datetime``'s 1..9999 range.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "MICROS_PER_DAY",
@@ -29,7 +30,8 @@ MICROS_PER_HOUR = 3_600 * MICROS_PER_SECOND
 MICROS_PER_DAY = 24 * MICROS_PER_HOUR
 NANOS_PER_MICRO = 1_000
 
-IntLike = TypeVar("IntLike", int, npt.NDArray[np.int64])
+# A string constraint: numpy is imported only by callers that pass arrays.
+IntLike = TypeVar("IntLike", int, "npt.NDArray[np.int64]")
 
 
 def civil_from_days(days: IntLike) -> tuple[IntLike, IntLike, IntLike]:

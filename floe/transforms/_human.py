@@ -12,9 +12,7 @@ import base64
 import math
 import uuid
 from decimal import Decimal
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from floe.spec.types import (
     BinaryType,
@@ -35,6 +33,12 @@ from floe.spec.types import (
 )
 from floe.transforms._calendar import MICROS_PER_DAY, civil_from_days
 from floe.transforms._decimal import decimal_from_unscaled, unscaled_of
+from floe.transforms._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")
 
 __all__ = [
     "human_hour",

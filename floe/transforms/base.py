@@ -10,11 +10,12 @@ fixed/binary -> bytes. Conversions to datetime objects happen only at the user-f
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from floe.spec.types import IcebergType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["Transform"]
 

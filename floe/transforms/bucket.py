@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mmh3
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
 
 from floe.errors import ValidationError
 from floe.spec.types import (
@@ -29,8 +26,19 @@ from floe.spec.types import (
 )
 from floe.transforms._arrow import as_array, from_numpy, int64_values, validity
 from floe.transforms._decimal import unscaled_of
-from floe.transforms._murmur import murmur3_binary_array, murmur3_longs, murmur3_rows
+from floe.transforms._lazy import LazyModule
 from floe.transforms.base import Transform
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from floe.transforms import _murmur
+else:
+    np = LazyModule("numpy")
+    pa = LazyModule("pyarrow")
+    _murmur = LazyModule("floe.transforms._murmur")  # numpy constants at import
 
 __all__ = ["BucketTransform", "hash_value"]
 
@@ -92,7 +100,7 @@ def _decimal_hashes(arr: pa.Array) -> npt.NDArray[np.int32]:
     out = np.empty(n, dtype=np.int32)
     for length in np.unique(lengths).tolist():
         rows = np.flatnonzero(lengths == length)
-        out[rows] = murmur3_rows(np.ascontiguousarray(be[rows, 16 - length :]))
+        out[rows] = _murmur.murmur3_rows(np.ascontiguousarray(be[rows, 16 - length :]))
     return out
 
 
@@ -125,13 +133,13 @@ class BucketTransform(Transform):
         """The spec hash of every value (nulls give an arbitrary hash; mask them with the validity)."""
         arr = as_array(values)
         if isinstance(source_type, _LONG_LIKE):
-            return murmur3_longs(int64_values(arr, source_type))
+            return _murmur.murmur3_longs(int64_values(arr, source_type))
         if isinstance(source_type, _NANO):
-            return murmur3_longs(int64_values(arr, source_type) // 1000)
+            return _murmur.murmur3_longs(int64_values(arr, source_type) // 1000)
         if isinstance(source_type, DecimalType):
             return _decimal_hashes(arr)
         if isinstance(source_type, _BYTES_LIKE):
-            return murmur3_binary_array(arr)
+            return _murmur.murmur3_binary_array(arr)
         raise ValidationError(f"Cannot hash values of type {source_type} for bucketing")
 
     def apply_arrow(self, source_type: IcebergType, values: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from floe.errors import ValidationError
 from floe.spec.types import GeographyType, GeometryType, IcebergType, PrimitiveType, VariantType
 from floe.transforms._human import human_value
+from floe.transforms._lazy import LazyModule
 from floe.transforms.base import Transform
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = LazyModule("pyarrow")
 
 __all__ = ["IdentityTransform"]
 

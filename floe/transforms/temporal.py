@@ -7,11 +7,7 @@ Iceberg Java, results are narrowed to 32 bits (only ``hour`` of timestamps beyon
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from floe.errors import ValidationError
 from floe.spec.types import (
@@ -32,7 +28,15 @@ from floe.transforms._calendar import (
     years_from_days,
 )
 from floe.transforms._human import human_hour, human_month, human_year, iso_date
+from floe.transforms._lazy import LazyModule
 from floe.transforms.base import Transform
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+else:
+    np = LazyModule("numpy")
 
 __all__ = ["DayTransform", "HourTransform", "MonthTransform", "TimeTransform", "YearTransform"]
 

@@ -7,19 +7,25 @@ Decimals truncate the unscaled value (no overflow), strings by code points, bina
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, Any
 
 from floe.errors import ValidationError
 from floe.spec.types import BinaryType, DecimalType, IcebergType, IntegerType, LongType, StringType
 from floe.transforms._arrow import as_array, from_numpy, int64_values, validity
 from floe.transforms._decimal import decimal_from_unscaled, unscaled_of
 from floe.transforms._human import human_value
+from floe.transforms._lazy import LazyModule
 from floe.transforms.base import Transform
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:
+    np = LazyModule("numpy")
+    pa = LazyModule("pyarrow")
+    pc = LazyModule("pyarrow.compute")
 
 __all__ = ["TruncateTransform"]
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from floe.errors import UnsupportedError
 from floe.spec.types import IcebergType, StringType
 from floe.transforms.base import Transform
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["UnknownTransform"]
 

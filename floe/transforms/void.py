@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from floe.spec.types import IcebergType
 from floe.transforms._arrow import as_array
+from floe.transforms._lazy import LazyModule
 from floe.transforms.base import Transform
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = LazyModule("pyarrow")
 
 __all__ = ["VoidTransform"]
 

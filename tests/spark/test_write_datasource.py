@@ -96,3 +96,16 @@ def test_datasource_writeto_is_refused_by_spark(spark: SparkSession, table: floe
             _df(spark, 0, 3).writeTo(name).append()
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_resolve_table_by_location_and_inline_catalog(tmp_path: Path) -> None:
+    from floe.spark.datasource_write import resolve_table
+
+    cat = floe.load_catalog("r", type="sql", uri=f"sqlite:///{tmp_path}/r.db", warehouse=str(tmp_path / "rw"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.x", SCHEMA)
+    inline = {"path": "db.x", "catalog-name": "r", "catalog.type": "sql", "catalog.uri": f"sqlite:///{tmp_path}/r.db",
+              "catalog.warehouse": str(tmp_path / "rw")}
+    assert resolve_table(inline).location() == t.location()
+    with pytest.raises(Exception, match="needs a table identifier or location"):
+        resolve_table({})

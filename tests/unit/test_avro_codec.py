@@ -179,3 +179,60 @@ def test_encoder_rejects_general_unions() -> None:
 def test_encoder_rejects_unsupported_codec() -> None:
     with pytest.raises(UnsupportedError, match="codec"):
         ContainerWriter(io.BytesIO(), SCHEMA, metadata={}, codec="snappy")
+
+
+def _with_field_ids(schema: dict[str, Any]) -> dict[str, Any]:
+    """SCHEMA with field ids 1..n on its top-level fields (projections address fields by id)."""
+    return {**schema, "fields": [{**f, "field-id": i} for i, f in enumerate(schema["fields"], start=1)]}
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate"])
+@pytest.mark.parametrize("skipped", range(1, len(SCHEMA["fields"]) + 1))
+def test_decoder_projection_skips_one_field_others_unchanged(codec: str, skipped: int) -> None:
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(SCHEMA), RECORDS, codec=codec, sync_interval=2000)
+    buf.seek(0)
+    _, blocks = read_container(buf)
+    schema = _with_field_ids(SCHEMA)
+    name = schema["fields"][skipped - 1]["name"]
+    read = compile_reader(schema, projection={skipped: None})
+    got = [r for block, count in blocks for r in iter_records(read, block, count)]
+    assert len(got) == len(RECORDS)
+    for g, want in zip(got, RECORDS):
+        assert g == {**_normalise(want), name: None}
+
+
+def test_decoder_projection_keeps_only_listed_map_keys() -> None:
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(SCHEMA), RECORDS, codec="null")
+    buf.seek(0)
+    _, blocks = read_container(buf)
+    schema = _with_field_ids(SCHEMA)
+    counts_id = next(i for i, f in enumerate(SCHEMA["fields"], 1) if f["name"] == "counts")
+    bounds_id = next(i for i, f in enumerate(SCHEMA["fields"], 1) if f["name"] == "bounds")
+    read = compile_reader(schema, projection={counts_id: frozenset({2, 5}), bounds_id: frozenset({3})})
+    got = [r for block, count in blocks for r in iter_records(read, block, count)]
+    for g, want in zip(got, RECORDS):
+        full = _normalise(want)
+        counts = None if full["counts"] is None else {k: v for k, v in full["counts"].items() if k in (2, 5)}
+        assert g == {**full, "counts": counts, "bounds": {k: v for k, v in full["bounds"].items() if k == 3}}
+
+
+def test_decoder_projection_skips_negative_count_blocks() -> None:
+    # Blocks written as (-count, byte size): skipping jumps over them by size.
+    schema = {
+        "type": "record",
+        "name": "r",
+        "fields": [
+            {"name": "a", "type": {"type": "array", "items": "long"}, "field-id": 1},
+            {"name": "s", "type": {"type": "array", "items": "string"}, "field-id": 2},
+            {"name": "z", "type": "long", "field-id": 3},
+        ],
+    }
+    # count -3 (zig-zag 0x05), byte size 3, items 1 2 3, end; strings: count -1, size 2, "a"; end; z = 7
+    longs = bytes([0x05, 0x06, 0x02, 0x04, 0x06, 0x00])
+    strings = bytes([0x01, 0x04, 0x02, ord("a"), 0x00])
+    data = longs + strings + bytes([0x0E])
+    assert compile_reader(schema)(data, 0) == ({"a": [1, 2, 3], "s": ["a"], "z": 7}, len(data))
+    skip_both = compile_reader(schema, projection={1: None, 2: None})
+    assert skip_both(data, 0) == ({"a": None, "s": None, "z": 7}, len(data))

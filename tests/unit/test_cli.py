@@ -276,3 +276,74 @@ def test_cli_inspect_by_location_matches_identifier(sensordata: Path) -> None:
 def test_cli_inspect_missing_table_one_line(sensordata: Path) -> None:
     line = one_error_line(floe("history", "db.nope", cwd=sensordata))
     assert "nope" in line
+
+
+def test_cli_history_files_hadoop_catalog_import_no_spark_sqlglot_sqlalchemy(tmp_path: Path) -> None:
+    from floe.catalog.hadoop import HadoopCatalog
+    from floe.spec.manifest import DataFile, FileContent, FileFormat
+    from floe.spec.schema import Schema
+    from floe.spec.types import LongType, NestedField
+
+    warehouse = tmp_path / "wh"
+    catalog = HadoopCatalog("h", warehouse=str(warehouse))
+    catalog.create_namespace(("db",))
+    table = catalog.create_table(("db", "t"), Schema(NestedField(1, "id", LongType(), required=False)))
+    for i in range(3):
+        path = f"{table.location()}/data/{i}.parquet"
+        table.new_fast_append().append_file(
+            DataFile(
+                content=FileContent.DATA,
+                file_path=path,
+                file_format=FileFormat.PARQUET,
+                partition=(),
+                record_count=10 + i,
+                file_size_in_bytes=100,
+            )
+        ).commit()
+    code = (
+        "import sys\n"
+        "from floe.cli.main import main\n"
+        f"conf = ['--conf', 'spark.sql.catalog.h.type=hadoop', '--conf', 'spark.sql.catalog.h.warehouse={warehouse}']\n"
+        "rcs = [main([cmd, 'h.db.t', '--format', 'csv', *conf]) for cmd in ('history', 'files')]\n"
+        "heavy = ('pyspark', 'sqlglot', 'sqlalchemy', 'floe.table.table', 'floe.scan.planner')\n"
+        "print('RCS', *rcs, 'LOADED', *[m for m in heavy if m in sys.modules])\n"
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOE_")}
+    environ["PYTHONPATH"] = str(REPO)
+    environ["HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    # The table layer (producers, expressions, scan planning) and SQL/Spark stacks stay unloaded.
+    assert lines[-1].split() == ["RCS", "0", "0", "LOADED"], proc.stdout + proc.stderr
+    history = list(csv.reader(lines[1:4]))
+    assert len(history) == 3 and all(row[3] == "true" for row in history)
+    files = list(csv.DictReader(lines[4:-1]))
+    assert sorted(int(f["record_count"]) for f in files) == [10, 11, 12]
+
+
+def test_cli_table_format_many_rows_aligned_and_wide_cells_folded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from floe.cli.output import render
+    from floe.sql.result import ResultSet
+
+    monkeypatch.setenv("COLUMNS", "40")
+    rows = [(i, f"s3://bucket/{'x' * 50}/{i}.parquet", i % 2 == 0) for i in range(1000)]
+    text = render(ResultSet(columns=["id", "file_path", "even"], rows=rows), "table")
+    lines = text.splitlines()
+    assert lines[0].split() == ["id", "file_path", "even"] and set(lines[1]) == {"\u2500"}
+    assert lines[-1] == "(1000 rows)"
+    assert max(len(line) for line in lines) <= 40
+    second = next(k for k, line in enumerate(lines) if line.startswith("1 "))
+    first_row = lines[2:second]  # the path folds over several lines; id and even stay in their columns
+    assert len(first_row) > 1 and first_row[0].split()[0] == "0" and first_row[0].split()[-1] == "true"
+    start, end = lines[0].index("file_path"), lines[0].index("even")
+    assert "".join(line[start:end].strip() for line in first_row) == rows[0][1]
+    assert lines[second].index("false") == first_row[0].index("true") == end

@@ -507,3 +507,24 @@ def test_manifest_list_null_and_deflate_codecs() -> None:
             compression=codec,
         )
         assert read_manifest_list(out.getvalue())[0].manifest_path == "m.avro"
+
+
+def test_read_manifest_stats_columns_empty_leaves_metrics_unloaded() -> None:
+    data, mf = write([("add", data_file(i, PARTS[i % 3]), {}) for i in range(20)], format_version=2)
+    listed = mf.with_changes(sequence_number=1, min_sequence_number=1)
+    full = read_manifest(data, manifest_file=listed)
+    light = read_manifest(data, manifest_file=listed, stats_columns=())
+    maps = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
+    for f, g in zip(full, light):
+        assert all(getattr(g.data_file, m) is None for m in maps)
+        assert repr(g.with_changes(data_file=f.data_file)) == repr(f)  # repr: NaN partitions
+        assert repr(g.data_file.with_changes(**{m: getattr(f.data_file, m) for m in maps})) == repr(f.data_file)
+
+
+def test_read_manifest_stats_columns_keeps_listed_columns_only() -> None:
+    data, mf = write([("add", data_file(i, PARTS[i % 3]), {}) for i in range(5)], format_version=2)
+    for e in read_manifest(data, manifest_file=mf, stats_columns={2}):
+        f = e.data_file
+        assert f.value_counts is not None and set(f.value_counts) == {2}
+        assert f.lower_bounds == {2: b"a"} and f.upper_bounds == {2: b"z"}
+        assert f.nan_value_counts == {}

@@ -14,8 +14,10 @@ from floe.expressions.base import AlwaysTrue
 from floe.io.fileio import FileIO
 from floe.scan.delete_index import DELETE_FILE_PATH_FIELD_ID, DeleteFileIndex
 from floe.scan.planner import ManifestPlanner
+from floe.scan.table_scan import LocatedTable
 from floe.scan.tasks import FileScanTask, pack_tasks, split_task
 from floe.serde.manifest_writer import ManifestWriter
+from floe.serde.single_value import to_bytes
 from floe.spec.manifest import (
     DataFile,
     FileContent,
@@ -250,3 +252,73 @@ def test_pack_tasks_lookback_one_emits_in_order() -> None:
     tasks = [_task("/d/a", 60), _task("/d/b", 60), _task("/d/c", 30)]
     groups = list(pack_tasks(tasks, target_size=100, open_file_cost=1, lookback=1))
     assert [[t.file_path for t in g.tasks] for g in groups] == [["/d/a"], ["/d/b", "/d/c"]]
+
+
+# -- column statistics projection and specs over dropped columns --------------------------------------
+def _table(tmp: Path, schemas: tuple[Schema, ...], specs: tuple[PartitionSpec, ...],
+           manifests: list[ManifestFile]) -> LocatedTable:
+    """A one-snapshot table over ``manifests`` (the last schema and spec are current)."""
+    import uuid
+
+    from floe.serde.manifest_avro import write_manifest_list
+    from floe.spec.refs import SnapshotRef
+    from floe.spec.snapshot import Operation, Snapshot, SnapshotLogEntry, Summary
+    from floe.spec.sort_order import UNSORTED_SORT_ORDER
+    from floe.spec.table_metadata import TableMetadata
+
+    list_path = tmp / "snap-1.avro"
+    with open(list_path, "wb") as out:
+        write_manifest_list(out, manifests, format_version=2, snapshot_id=1, parent_snapshot_id=None,
+                            sequence_number=1)
+    snap = Snapshot(1, 1_700_000_000_000, Summary.of(Operation.APPEND, {}), str(list_path), schemas[-1].schema_id, 1, 0)
+    md = TableMetadata(
+        format_version=2, table_uuid=uuid.uuid4(), location=str(tmp), last_updated_ms=1_700_000_000_000,
+        last_column_id=max(s.highest_field_id for s in schemas), schemas=schemas,
+        current_schema_id=schemas[-1].schema_id, partition_specs=specs, default_spec_id=specs[-1].spec_id,
+        last_partition_id=1000 + len(specs), sort_orders=(UNSORTED_SORT_ORDER,), default_sort_order_id=0,
+        current_snapshot_id=1, snapshots=(snap,), snapshot_log=(SnapshotLogEntry(1_700_000_000_000, 1),),
+        refs={"main": SnapshotRef(1)}, last_sequence_number=1,
+    )
+    return LocatedTable(md, FileIO(), lambda p: p)
+
+
+def _metrics_files() -> list[DataFile]:
+    return [
+        _data_file(f"/d/{lo}", (), 0, value_counts={1: 10, 2: 10}, null_value_counts={1: 0, 2: 0},
+                   column_sizes={1: 5, 2: 7}, lower_bounds={1: to_bytes(LongType(), lo), 2: b"a"},
+                   upper_bounds={1: to_bytes(LongType(), lo + 9), 2: b"z"})
+        for lo in (0, 10, 20)
+    ]
+
+
+def test_plan_files_unfiltered_loads_no_column_stats(tmp_path: Path) -> None:
+    m = _write_manifest(tmp_path, "m", UNPART, _metrics_files())
+    table = _table(tmp_path, (SCHEMA,), (UNPART,), [m])
+    tasks = list(table.scan().plan_files())
+    assert len(tasks) == 3
+    assert all(t.data_file.value_counts is None and t.data_file.lower_bounds is None for t in tasks)
+    full = list(table.scan().include_column_stats().plan_files())
+    assert all(t.data_file.value_counts == {1: 10, 2: 10} and t.data_file.column_sizes == {1: 5, 2: 7} for t in full)
+
+
+def test_plan_files_filtered_loads_stats_of_filter_columns_only(tmp_path: Path) -> None:
+    m = _write_manifest(tmp_path, "m", UNPART, _metrics_files())
+    table = _table(tmp_path, (SCHEMA,), (UNPART,), [m])
+    tasks = list(table.scan("id >= 12").plan_files())
+    assert sorted(t.file_path for t in tasks) == ["/d/10", "/d/20"]
+    for t in tasks:
+        assert set(t.data_file.lower_bounds or {}) == {1} and set(t.data_file.value_counts or {}) == {1}
+
+
+def test_plan_files_spec_over_dropped_column_still_plans(tmp_path: Path) -> None:
+    # Files written under identity(name); `name` was dropped later and the table is now unpartitioned.
+    old_spec = PartitionSpec(0, (PartitionField(2, 1000, IdentityTransform(), "name"),))
+    new_schema = Schema(SCHEMA.fields[0], SCHEMA.fields[2], schema_id=1)
+    new_spec = PartitionSpec(1)
+    files = [_data_file(f"/d/{n}", (n,), 0, lower_bounds={1: to_bytes(LongType(), i * 10)},
+                        upper_bounds={1: to_bytes(LongType(), i * 10 + 9)}, value_counts={1: 10})
+             for i, n in enumerate(["a", "b", "c"])]
+    m = _write_manifest(tmp_path, "m", old_spec, files)
+    table = _table(tmp_path, (SCHEMA, new_schema), (old_spec, new_spec), [m])
+    assert sorted(t.file_path for t in table.scan("id < 15").plan_files()) == ["/d/a", "/d/b"]
+    assert len(list(table.scan().plan_files())) == 3
