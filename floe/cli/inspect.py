@@ -123,7 +123,7 @@ def snapshot_rows(metadata: TableMetadata) -> ResultSet:
     )
 
 
-_MANIFEST_READERS = 8  # threads overlapping manifest reads (object stores answer in tens of milliseconds)
+_MANIFEST_READERS = 8  # threads fetching manifests (object stores answer in tens of milliseconds)
 
 
 def _live_entries(io: FileIO, metadata: TableMetadata) -> Iterator[ManifestEntry]:
@@ -134,22 +134,24 @@ def _live_entries(io: FileIO, metadata: TableMetadata) -> Iterator[ManifestEntry
     if snap is None or snap.manifest_list is None:
         return
     schema = metadata.schema()
-
-    def read(mf: ManifestFile) -> list[ManifestEntry]:
-        data = io.new_input(mf.manifest_path).read_bytes()
-        # stats_columns=(): the metrics maps are most of the decode time and the listing shows none.
-        return read_manifest(
-            data,
-            manifest_file=mf,
-            partition_spec=metadata.spec_by_id(mf.partition_spec_id),
-            schema=schema,
-            stats_columns=(),
-        )
-
     manifests = read_manifest_list(io.new_input(snap.manifest_list).read_bytes())
+
+    def fetch(mf: ManifestFile) -> bytes:
+        return io.new_input(mf.manifest_path).read_bytes()
+
+    # Threads fetch; decoding stays on this thread: it is pure Python, and decoding in the pool only adds
+    # GIL contention (measured: +25% CPU for 1,000 local manifests).
     threads = max(1, min(_MANIFEST_READERS, len(manifests)))
     with ThreadPoolExecutor(threads, thread_name_prefix="floe-files") as pool:
-        for entries in pool.map(read, manifests):  # in manifest-list order
+        for mf, data in zip(manifests, pool.map(fetch, manifests)):  # in manifest-list order
+            # stats_columns=(): the metrics maps are most of the decode time and the listing shows none.
+            entries = read_manifest(
+                data,
+                manifest_file=mf,
+                partition_spec=metadata.spec_by_id(mf.partition_spec_id),
+                schema=schema,
+                stats_columns=(),
+            )
             for entry in entries:
                 if entry.status != ManifestEntryStatus.DELETED:
                     yield entry

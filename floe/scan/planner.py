@@ -208,11 +208,19 @@ class ManifestPlanner:
     def _stream(
         self, manifests: list[ManifestFile], work: Callable[[ManifestFile, bytes | None], list[ManifestEntry]]
     ) -> Iterator[ManifestEntry]:
-        """``work`` over each manifest, in order. Threads only fetch bytes, a window ahead: decoding is
-        pure Python, and decoding in several threads measured slower than in one (GIL hand-offs)."""
-        if self._threads == 1 or len(manifests) <= 1:
+        """``work`` over each manifest, flattened, in order."""
+        for chunk in self._chunks(manifests, work):
+            yield from chunk
+
+    def _chunks(
+        self, manifests: list[ManifestFile], work: Callable[[ManifestFile, bytes | None], list[ManifestEntry]]
+    ) -> Iterator[list[ManifestEntry]]:
+        """``work`` over each manifest, one list per manifest, in order. Threads only fetch bytes, a window
+        ahead: decoding is pure Python, and decoding in several threads measured slower than in one.
+        Local files are read inline: there the pool's GIL hand-offs cost more CPU (~10%) than reads."""
+        if self._threads == 1 or len(manifests) <= 1 or _is_local(self._loc(manifests[0].manifest_path)):
             for m in manifests:
-                yield from work(m, None)
+                yield work(m, None)
             return
         window = self._threads * 2
         with ThreadPoolExecutor(self._threads, thread_name_prefix="floe-plan") as pool:
@@ -227,7 +235,7 @@ class ManifestPlanner:
                 nxt = next(it, None)
                 if nxt is not None:
                     pending.append((nxt, pool.submit(self._fetch, nxt)))
-                yield from work(m, fut.result())
+                yield work(m, fut.result())
 
     # -- public -----------------------------------------------------------------------------------
     def delete_index(self, manifests: Iterable[ManifestFile]) -> DeleteFileIndex:
@@ -245,10 +253,18 @@ class ManifestPlanner:
             if e.status is not _DELETED and e.data_file.content != _DATA and f.partition_ok(e.data_file.partition)
         ]
 
+    def _data_manifests(self, manifests: Iterable[ManifestFile]) -> list[ManifestFile]:
+        return [m for m in manifests if m.content == ManifestContent.DATA and self._manifest_selected(m)]
+
+    def _use_processes(self, data: list[ManifestFile]) -> bool:
+        return self._processes > 1 and len(data) >= MIN_MANIFESTS_FOR_PROCESSES
+
     def data_entries(self, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
         """Live data entries of the given manifests that may match the filter, streamed."""
-        data = [m for m in manifests if m.content == ManifestContent.DATA and self._manifest_selected(m)]
-        if self._processes > 1 and len(data) >= MIN_MANIFESTS_FOR_PROCESSES:
+        return self._entries_of(self._data_manifests(manifests))
+
+    def _entries_of(self, data: list[ManifestFile]) -> Iterator[ManifestEntry]:
+        if self._use_processes(data):
             job = PlanJob(
                 dict(self._io.properties), self._schema, self._specs, self._filter, self._case_sensitive,
                 self._partition_types,
@@ -271,8 +287,12 @@ class ManifestPlanner:
         specs = self._specs
         always = AlwaysTrue()
         count = 0
+        data = self._data_manifests(manifests)
+        if lookup is None and not self._use_processes(data):
+            yield from self._plan_without_deletes(data)
+            return
         try:
-            for e in self.data_entries(manifests):
+            for e in self._entries_of(data):
                 df = e.data_file
                 seq = e.sequence_number or 0
                 residual_for = residuals.get(df.spec_id)
@@ -292,6 +312,30 @@ class ManifestPlanner:
                 yield FileScanTask(df, seq, deletes, residual, 0, -1, specs.get(df.spec_id))
         finally:
             self.metrics["result_data_files"] += count
+
+    def _plan_without_deletes(self, data: list[ManifestFile]) -> Iterator[FileScanTask]:
+        """The common case, one manifest's tasks at a time (a list comprehension per manifest: the
+        per-file cost of this loop shows at millions of files)."""
+        always = AlwaysTrue()
+        for chunk in self._chunks(data, self.live_matching):
+            if not chunk:
+                continue
+            spec_id = chunk[0].data_file.spec_id  # one manifest: one spec
+            spec = self._specs.get(spec_id)
+            if self._trivial:
+                tasks = [FileScanTask(e.data_file, e.sequence_number or 0, (), always, 0, -1, spec) for e in chunk]
+            else:
+                res = self._for_spec(spec_id).residual_for
+                tasks = [
+                    FileScanTask(e.data_file, e.sequence_number or 0, (), res(e.data_file.partition), 0, -1, spec)
+                    for e in chunk
+                ]
+            self.metrics["result_data_files"] += len(tasks)
+            yield from tasks
+
+
+def _is_local(location: str) -> bool:
+    return location.startswith(("/", "file:"))
 
 
 def _cached(fn: Callable[[tuple[object, ...]], _T]) -> Callable[[tuple[object, ...]], _T]:

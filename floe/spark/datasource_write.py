@@ -30,6 +30,7 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
+from floe.catalog.names import is_location, load_table_by_name, split_name
 from floe.errors import ValidationError
 from floe.spark.types import from_spark_schema
 from floe.spark.write import ArrowWriteTask, cleanup_operation_files
@@ -50,15 +51,15 @@ def resolve_table(options: Mapping[str, str]) -> Table:
     """The table a data source's options name (``path``): a location, or ``[catalog.]namespace.table``.
 
     ``catalog.<key>`` options (``catalog.type``, ``catalog.uri``, ``catalog.warehouse``, ...) define the
-    catalog inline, named by ``catalog-name`` (SQL catalogs key their tables by it); otherwise the first name part picks a catalog configured in Floe's configuration
-    (floe.config.FloeConfig), falling back to its default catalog.
+    catalog inline, named by ``catalog-name`` (SQL catalogs key their tables by it); otherwise the name
+    resolves by floe.catalog.names.resolve_table_identifier (``catalog.ns.t`` in a configured catalog,
+    else ``ns.t`` in the default catalog).
 
     Raises:
         ValidationError: no table named.
         NoSuchTableError: the table does not exist.
     """
-    from floe.catalog import load_catalog, load_table
-    from floe.config import FloeConfig
+    from floe.catalog import load_catalog
 
     opts = {str(k): str(v) for k, v in options.items()}
     source = opts.get("path") or opts.get("table")
@@ -67,18 +68,11 @@ def resolve_table(options: Mapping[str, str]) -> Table:
             'df.write.format("iceberg").save(<table>) needs a table identifier or location '
             f"(options given: {', '.join(sorted(opts)) or 'none'})"
         )
-    if "/" in source or "\\" in source:
-        return load_table(source)
     inline = {k[len(_CATALOG_PREFIX) :]: v for k, v in opts.items() if k.startswith(_CATALOG_PREFIX)}
-    parts = source.split(".")
-    if inline:
+    if inline and not is_location(source):
         name = opts.get("catalog-name", "default")
-        return load_catalog(name, **inline).load_table(source)
-    config = FloeConfig.load()
-    if len(parts) > 2 and parts[0] in config.catalogs:
-        return load_catalog(parts[0], **config.catalog_properties(parts[0])).load_table(".".join(parts[1:]))
-    default = config.default_catalog
-    return load_catalog(default, **config.catalog_properties(default)).load_table(source)
+        return load_catalog(name, **inline).load_table(split_name(source))
+    return load_table_by_name(source)
 
 
 @dataclass

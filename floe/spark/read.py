@@ -15,9 +15,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from floe.catalog.hadoop import HadoopTableOperations, is_table_folder
-from floe.catalog.loader import load_catalog
+from floe.catalog.names import is_location, load_table_by_name
 from floe.catalog.metadata_files import read_metadata
-from floe.errors import NoSuchTableError, UnsupportedError, ValidationError
+from floe.errors import NoSuchTableError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
 from floe.expressions.to_spark_sql import to_spark_sql
@@ -49,7 +49,7 @@ def load_table(spark: SparkSession | None, source: object) -> TableLike:
         return source
     if not isinstance(source, str):
         raise ValidationError(f"Cannot read {source!r}: pass a Table, a table location or an identifier")
-    if "/" in source or "\\" in source or source.endswith(".json"):
+    if is_location(source) or source.endswith(".json"):
         return _open_location(source)
     return _load_identifier(spark, source)
 
@@ -71,16 +71,11 @@ def _open_location(location: str) -> TableLike:
 
 
 def _load_identifier(spark: SparkSession | None, identifier: str) -> TableLike:
-    """``catalog.db.table`` through that configured catalog, else ``db.table`` in the default catalog."""
-    parts = identifier.split(".")
-    if len(parts) >= 3:
-        try:
-            catalog = load_catalog(parts[0])
-        except (ValidationError, UnsupportedError):
-            catalog = None
-        if catalog is not None:
-            return catalog.load_table(".".join(parts[1:]))
-    return load_catalog().load_table(identifier)
+    """``catalog.db.table`` through that configured catalog, else ``db.table`` in the default catalog.
+
+    The one shared rule lives in floe.catalog.names (also used by the data source's read and write).
+    """
+    return load_table_by_name(identifier)
 
 
 def located_folder_table(folder: FolderTable) -> LocatedTable:

@@ -91,7 +91,13 @@ def decode_bounds(bounds: dict[int, bytes] | None, schema: Schema) -> dict[int, 
 
 @dataclass(frozen=True, slots=True)
 class DataFile:
-    """A data or delete file as a manifest's data_file struct describes it (field 2)."""
+    """A data or delete file as a manifest's data_file struct describes it (field 2).
+
+    The six column-metrics maps may be partial when read for scan planning (see
+    ``TableScan.include_column_stats``): None means "not loaded" (or not written), and a map may then hold
+    only the columns planning needed. Readers of full metrics (metadata tables, ``floe files``) decode
+    manifests with every metric.
+    """
 
     content: FileContent
     file_path: str

@@ -167,7 +167,7 @@ def test_write_manifest_metrics_match_data(spark: SparkSession, catalog: floe.Ca
     t = catalog.create_table("db.metrics", SCHEMA)
     rows = _rows(200)
     t.append(spark.createDataFrame(rows, DDL).coalesce(1))
-    files = [task.data_file for task in t.scan().plan_files()]
+    files = [task.data_file for task in t.scan().include_column_stats().plan_files()]
     assert len(files) == 1
     f = files[0]
     assert f.record_count == 200 and f.value_counts[1] == 200
@@ -180,7 +180,7 @@ def test_write_manifest_metrics_match_data(spark: SparkSession, catalog: floe.Ca
     assert 9 not in lower and 9 not in upper and 9 not in (f.nan_value_counts or {})
     clean = catalog.create_table("db.metrics2", SCHEMA)
     clean.append(spark.createDataFrame([r[:8] + (0.5,) + r[9:] for r in rows], DDL).coalesce(1))
-    g = next(iter(clean.scan().plan_files())).data_file
+    g = next(iter(clean.scan().include_column_stats().plan_files())).data_file
     assert g.nan_value_counts[9] == 0 and g.lower_bound_values(SCHEMA)[9] == 0.5
 
 

@@ -322,3 +322,22 @@ def test_plan_files_spec_over_dropped_column_still_plans(tmp_path: Path) -> None
     table = _table(tmp_path, (SCHEMA, new_schema), (old_spec, new_spec), [m])
     assert sorted(t.file_path for t in table.scan("id < 15").plan_files()) == ["/d/a", "/d/b"]
     assert len(list(table.scan().plan_files())) == 3
+
+
+def test_plan_remote_style_locations_fetch_in_threads_same_tasks(
+    year_table: list[ManifestFile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Relative locations are not recognised as local files: bytes are fetched by the thread pool.
+    from floe.scan._filters import to_expression
+
+    root = Path(year_table[0].manifest_path).parent
+    monkeypatch.chdir(root)
+
+    def plan(threads: int, relative: bool) -> list[str]:
+        p = ManifestPlanner(io=FileIO(), schema=SCHEMA, specs_by_id={0: DAY_SPEC},
+                            row_filter=to_expression("day >= '2024-06-01'"), threads=threads,
+                            location_of=(lambda s: Path(s).name) if relative else None)
+        return [t.file_path for t in p.plan_manifests(year_table)]
+
+    assert plan(4, relative=True) == plan(1, relative=False)
+    assert len(plan(4, relative=True)) == 3 * (365 - 152)
