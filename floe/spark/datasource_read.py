@@ -48,7 +48,15 @@ from floe.scan.tasks import FileScanTask
 from floe.spark.types import to_spark_schema
 from floe.spec.schema import Schema
 
-__all__ = ["READ_OPTIONS", "SPARK_ARROW_TIMEZONE", "IcebergReader", "filter_to_expression", "scan_from_options", "spark_schema_for"]
+__all__ = [
+    "READ_OPTIONS",
+    "SPARK_ARROW_TIMEZONE",
+    "IcebergReader",
+    "filter_to_expression",
+    "scan_from_options",
+    "spark_schema_for",
+    "table_source",
+]
 
 READ_OPTIONS = ("snapshot-id", "as-of-timestamp", "branch", "tag", "start-snapshot-id", "end-snapshot-id")
 
@@ -63,6 +71,32 @@ def _int_option(options: Mapping[str, str], key: str) -> int | None:
         raise ValidationError(f"Read option {key} must be an integer, got {raw!r}") from None
 
 
+def table_source(options: Mapping[str, str], *, action: str) -> str:
+    """The table a data source's options name (``path``, else ``table``): a location or an identifier.
+
+    Args:
+        options: the data source options (keys case-insensitive).
+        action: ``read`` or ``write``, for the message.
+
+    Raises:
+        ValidationError: no table named. pyspark 4.3 keeps no OPTIONS (``path`` included) nor LOCATION
+            for a session-catalog table created with ``CREATE TABLE ... USING iceberg``: reads and writes
+            through such a table reach here without options, and the message says what works instead.
+    """
+    opts = {str(k).lower(): str(v) for k, v in options.items()}
+    source = (opts.get("path") or opts.get("table") or "").strip()
+    if source:
+        return source
+    raise ValidationError(
+        f"No Iceberg table to {action}: the iceberg data source got no path option "
+        f"(options given: {', '.join(sorted(opts)) or 'none'}). Pass it with "
+        '.load(<table>) / .save(<table>). Tables created with CREATE TABLE ... USING iceberg '
+        "OPTIONS (path ...) or LOCATION lose the path: Spark stores no options for Python data source "
+        "tables; use CREATE TEMPORARY VIEW <name> USING iceberg OPTIONS (path '<location or catalog.db.table>') "
+        "for SELECT and INSERT INTO, or Floe's SQL (floe sql)"
+    )
+
+
 def scan_from_options(options: Mapping[str, str]) -> TableScan:
     """The TableScan described by data source options (``path`` names the table).
 
@@ -72,10 +106,7 @@ def scan_from_options(options: Mapping[str, str]) -> TableScan:
     from floe.spark.read import load_table, scan_for
 
     opts = {k.lower(): v for k, v in options.items()}
-    source = opts.get("path") or opts.get("table")
-    if not source:
-        raise ValidationError('spark.read.format("iceberg").load(<table>) needs a table identifier or location')
-    table = load_table(None, source)
+    table = load_table(None, table_source(opts, action="read"))
     extra = {k: v for k, v in opts.items() if k.startswith("read.")}
     return scan_for(
         table,

@@ -4,7 +4,9 @@
     df.write.format("iceberg").mode("overwrite").save("db.t")       # replace every row
     df.write.format("iceberg").mode("overwrite").option("overwrite-mode", "dynamic").save("db.t")
     df.write.format("iceberg").mode("overwrite").option("overwrite-filter", "day = 3").save("db.t")
-    INSERT INTO / INSERT OVERWRITE on a table created with ``CREATE TABLE t USING iceberg OPTIONS (path ...)``
+    INSERT INTO / INSERT OVERWRITE on ``CREATE TEMPORARY VIEW v USING iceberg OPTIONS (path '<table>')``
+    (not ``CREATE TABLE ... USING iceberg``: Spark keeps no options for Python data source tables, so
+    such a table fails with a message saying so; see floe.spark.datasource_read.table_source)
 
 Tables are named by location (a table folder) or identifier; identifiers resolve through
 :func:`resolve_table` (``catalog.<key>`` options, else Floe's configuration, floe.config).
@@ -32,6 +34,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from floe.catalog.names import is_location, load_table_by_name, split_name
 from floe.errors import ValidationError
+from floe.spark.datasource_read import table_source
 from floe.spark.types import from_spark_schema
 from floe.spark.write import ArrowWriteTask, cleanup_operation_files
 from floe.spec import properties as P
@@ -62,12 +65,7 @@ def resolve_table(options: Mapping[str, str]) -> Table:
     from floe.catalog import load_catalog
 
     opts = {str(k): str(v) for k, v in options.items()}
-    source = opts.get("path") or opts.get("table")
-    if not source:
-        raise ValidationError(
-            'df.write.format("iceberg").save(<table>) needs a table identifier or location '
-            f"(options given: {', '.join(sorted(opts)) or 'none'})"
-        )
+    source = table_source(opts, action="write")
     inline = {k[len(_CATALOG_PREFIX) :]: v for k, v in opts.items() if k.startswith(_CATALOG_PREFIX)}
     if inline and not is_location(source):
         name = opts.get("catalog-name", "default")

@@ -17,7 +17,9 @@ every hook runs on each session returned by :func:`session` or :func:`attach`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -79,12 +81,24 @@ def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") ->
         The session.
     """
     settings = {**_LOCAL_DEFAULTS, **dict(conf or {}), **REQUIRED_SQL_CONF}
-    builder = SparkSession.builder.appName(app_name).master(settings.pop("spark.master", "local[*]"))
+    master = settings.pop("spark.master", "local[*]")
+    if master.startswith("local"):
+        _quiet_local_startup(settings)
+    builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return attach(spark, conf=conf)
+
+
+def _quiet_local_startup(settings: dict[str, str]) -> None:
+    """Keep a local session's start-up from printing log4j and hostname chatter (users' settings win)."""
+    # Without SPARK_LOCAL_IP Spark warns that the hostname resolves to loopback on most laptops and CI.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if "spark.driver.extraJavaOptions" not in settings:
+        log_conf = Path(__file__).with_name("log4j2.properties")
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log_conf.as_uri()}"
 
 
 def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> SparkSession:

@@ -191,3 +191,70 @@ def test_datasource_read_timestamptz_filter_pushdown_returns_row(spark: SparkSes
     df = spark.read.format("iceberg").load(t.location())
     got = df.where("tstz >= timestamp'2017-11-16 00:00:00' and u = '" + str(U1) + "'").select("id").collect()
     assert [r["id"] for r in got] == [1]
+
+
+def test_datasource_sql_create_table_options_path_explains_and_temp_view_works(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    attach(spark)
+    cat = floe.load_catalog("h", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    loc = cat.create_table("db.t", pa.schema([("id", pa.int64()), ("name", pa.string())])).location()
+    # Spark stores no options for a Python data source table: the path is gone when the table is used.
+    spark.sql(f"CREATE TABLE floe_opts_t USING iceberg OPTIONS (path '{loc}')")
+    try:
+        with pytest.raises(Exception, match="CREATE TEMPORARY VIEW"):
+            spark.sql("SELECT * FROM floe_opts_t").collect()
+        with pytest.raises(Exception, match="CREATE TEMPORARY VIEW"):
+            spark.sql("INSERT INTO floe_opts_t VALUES (1, 'a')").collect()
+    finally:
+        spark.sql("DROP TABLE IF EXISTS floe_opts_t")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW floe_opts_v USING iceberg OPTIONS (path '{loc}')")
+    spark.sql("INSERT INTO floe_opts_v VALUES (1, 'a'), (2, 'b')")
+    assert sorted(tuple(r) for r in spark.sql("SELECT * FROM floe_opts_v").collect()) == [(1, "a"), (2, "b")]
+
+
+_E2E_SCRIPT = """
+import json, sys
+import pyarrow as pa
+import floe, floe.spark.datasource
+from floe.spark.session import session
+
+spark = session({"spark.master": "local[1]", "spark.sql.session.timeZone": "UTC"}, app_name="floe-e2e")
+cat = floe.load_catalog()  # the embedded catalog `floe` in $FLOE_HOME
+cat.create_namespace("db")
+cat.create_table("db.t", pa.schema([("id", pa.int64()), ("name", pa.string())]))
+spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string").write.format("iceberg").mode("append").save("floe.db.t")
+spark.createDataFrame([(3, "c")], "id long, name string").write.format("iceberg").mode("append").save("db.t")
+out = {
+    "qualified": sorted(tuple(r) for r in spark.read.format("iceberg").load("floe.db.t").collect()),
+    "default": sorted(tuple(r) for r in spark.read.format("iceberg").load("db.t").collect()),
+    "native": sorted(tuple(r) for r in floe.spark.read.read(spark, "floe.db.t").collect()),
+    "snapshots": len(cat.load_table("db.t").snapshots()),
+}
+spark.stop()
+print("RESULT" + json.dumps(out))
+"""
+
+
+def test_datasource_embedded_catalog_names_write_and_read_end_to_end(home: Path, tmp_path: Path) -> None:
+    """``save("floe.db.t")`` / ``load("floe.db.t")`` with a fresh FLOE_HOME.
+
+    A separate process: Python data source workers inherit the environment of the JVM, fixed when the
+    session starts, so FLOE_HOME must be set before Spark starts (as a user's shell would).
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _E2E_SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    out = json.loads(lines[-1][len("RESULT") :])
+    rows = [[1, "a"], [2, "b"], [3, "c"]]
+    assert out == {"qualified": rows, "default": rows, "native": rows, "snapshots": 2}
+    assert (home / "catalog.db").is_file() and any((home / "warehouse").rglob("*.parquet"))

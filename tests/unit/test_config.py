@@ -307,3 +307,60 @@ def test_resolve_catalog_unknown_name_without_properties_names_fix(tmp_path: Pat
 )
 def test_normalize_catalog_infers_type_from_uri(uri: str, kind: str) -> None:
     assert normalize_catalog_properties("c", {"uri": uri})["type"] == kind
+
+
+# -- floe.catalog.names: the one table-name resolver -------------------------------------------------
+def _names_config(tmp_path: Path) -> FloeConfig:
+    return load(
+        tmp_path,
+        {"spark.sql.catalog.Prod.type": "hadoop", "spark.sql.catalog.Prod.warehouse": str(tmp_path / "dw")},
+        env={"FLOE_HOME": str(tmp_path / "fh")},
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("floe.db.t", ("floe", ("db", "t"))),
+        ("Prod.db.t", ("Prod", ("db", "t"))),
+        ("prod.a.b.t", ("Prod", ("a", "b", "t"))),  # catalog names match case-insensitively
+        ("db.t", (EMBEDDED_CATALOG, ("db", "t"))),  # two parts: always namespace.table
+        ("floe.t", (EMBEDDED_CATALOG, ("floe", "t"))),
+        ("a.b.t", (EMBEDDED_CATALOG, ("a", "b", "t"))),  # nested namespace in the default catalog
+        ("`my.db`.t", (EMBEDDED_CATALOG, ("my.db", "t"))),
+        ("Prod.`x``y`.t", ("Prod", ("x`y", "t"))),
+    ],
+)
+def test_resolve_table_identifier_names_resolve_to_catalog_and_identifier(
+    tmp_path: Path, name: str, expected: tuple[str, tuple[str, ...]]
+) -> None:
+    from floe.catalog.names import resolve_table_identifier
+
+    assert resolve_table_identifier(name, config=_names_config(tmp_path)) == expected
+
+
+@pytest.mark.parametrize("name", ["t", "db..t", "`db.t", "/dw/db/t", "s3://b/db/t", "file:/dw/t", "x.metadata.json"])
+def test_resolve_table_identifier_bad_or_location_raises(tmp_path: Path, name: str) -> None:
+    from floe.catalog.names import resolve_table_identifier
+
+    with pytest.raises(ValidationError):
+        resolve_table_identifier(name, config=_names_config(tmp_path))
+
+
+def test_load_table_by_name_identifier_and_location_open_same_table(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from floe.catalog.names import is_location, load_table_by_name
+    from floe.errors import NoSuchTableError
+
+    cfg = _names_config(tmp_path)
+    from floe.config import open_catalog
+
+    cat = open_catalog("Prod", cfg.catalog_properties("Prod"))
+    cat.create_namespace(("a", "b"))  # type: ignore[attr-defined]
+    created = cat.create_table(("a", "b", "t"), pa.schema([("id", pa.int64())]))  # type: ignore[attr-defined]
+    by_name = load_table_by_name("prod.a.b.t", config=cfg)
+    by_location = load_table_by_name(created.location(), config=cfg)
+    assert is_location(created.location()) and by_name.metadata.table_uuid == by_location.metadata.table_uuid
+    with pytest.raises(NoSuchTableError, match=r"a\.b\.missing in catalog Prod"):
+        load_table_by_name("Prod.a.b.missing", config=cfg)
