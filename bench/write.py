@@ -1,13 +1,18 @@
 """Benchmark: appending a DataFrame to Iceberg tables vs Spark's native ``df.write.parquet``.
 
-Rows: id long, ts timestamp, category string, value double, from one cached DataFrame. Cases:
+Rows: id long, ts timestamp, category string, value double, from one cached DataFrame; ``ts`` spans 60
+days whatever ``--rows`` is, so the partitioned case always has 60 x 16 = 960 partitions. Cases:
 unpartitioned, and partitioned by day(ts) + bucket(16, id). Paths: ``table.append(df)`` (Spark's native
 Parquet writer + driver-side metadata, floe.spark.write) and ``df.write.format("iceberg")`` (the Python
-data source, floe.spark.datasource_write). Baseline: ``df.write.parquet`` of the same cached DataFrame,
-measured in the same run, interleaved with the others. Prints medians and ratios (baseline time / path
-time; 1.0 = as fast as plain Parquet).
+data source, floe.spark.datasource_write). Baselines, measured in the same run, interleaved with the
+paths, all with the table's codec (``--codec``, Iceberg's default zstd): ``parquet`` = ``df.write.parquet``
+unpartitioned (the issue's baseline) and, for the partitioned case, ``parquet-pb`` =
+``df.write.partitionBy(day, bucket).parquet`` over the same cached DataFrame with both partition columns
+precomputed (Spark doing the same partitioned job). Prints medians, file counts and ratios (baseline
+time / path time; 1.0 = as fast as the baseline).
 
     python3 bench/write.py [--rows 20000000] [--runs 5] [--paths append,datasource] [--distribution hash]
+        [--codec zstd]
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ def main() -> None:
     parser.add_argument("--cases", default="unpartitioned,partitioned")
     parser.add_argument("--distribution", default="", help="write.distribution-mode for partitioned tables")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--codec", default="zstd", help="Parquet codec of baselines and tables")
     args = parser.parse_args()
 
     os.chdir(Path(__file__).resolve().parents[1])  # Python workers import floe from the working directory
@@ -43,13 +49,16 @@ def main() -> None:
     import floe
     import floe.spark.datasource
     from floe.spark.session import session
+    from floe.spark.transforms import partition_column
+    from floe.spark.write import distribution_mode
     from floe.spec.partitioning import PartitionSpecBuilder
 
     spark = session(
         {"spark.master": args.master, "spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "4"}
     )
+    step = 60 * 86_400_000_000 // args.rows  # 259200 micros at 20M rows
     df = spark.sql(
-        f"SELECT id, timestamp_micros(1704067200000000 + id * 259200) AS ts, "
+        f"SELECT id, timestamp_micros(1704067200000000 + id * {step}) AS ts, "
         f"element_at(array('alpha','beta','gamma','delta','epsilon'), CAST(id % 5 AS INT) + 1) AS category, "
         f"rand(42) AS value FROM range({args.rows})"
     ).cache()
@@ -69,25 +78,42 @@ def main() -> None:
 
     def new_table(partitioned: bool) -> floe.Table:
         name = f"db.t{next(counter)}"
-        props = {"write.distribution-mode": args.distribution} if (partitioned and args.distribution) else {}
+        props = {"write.parquet.compression-codec": args.codec}
+        if partitioned and args.distribution:
+            props["write.distribution-mode"] = args.distribution
         t = cat.create_table(name, arrow_schema)
-        if partitioned:
-            spec = PartitionSpecBuilder(t.schema()).day("ts").bucket("id", 16).build()
-            cat.drop_table(name)
-            t = cat.create_table(name, arrow_schema, partition_spec=spec, properties=props)
-        return t
+        cat.drop_table(name)
+        spec = PartitionSpecBuilder(t.schema()).day("ts").bucket("id", 16).build() if partitioned else None
+        return cat.create_table(name, arrow_schema, partition_spec=spec, properties=props) if spec else (
+            cat.create_table(name, arrow_schema, properties=props)
+        )
 
-    def baseline(partitioned: bool) -> Callable[[], None]:
+    probe = new_table(True)
+    # The same partition values Floe computes (day number, bucket), precomputed and cached.
+    pre = df.select(
+        "*", *[partition_column(pf, probe.schema()).alias(f"p{i}") for i, pf in enumerate(probe.spec().fields)]
+    ).cache()
+    pre.count()
+    files: dict[str, int] = {}
+
+    def count_files(key: str, root: Path) -> None:
+        files[key] = sum(1 for _ in root.rglob("*.parquet"))
+
+    def baseline(frame: object, key: str, parts: list[str]) -> Callable[[], None]:
         def run() -> None:
             out = tmp / f"plain{next(counter)}"
-            df.write.parquet(str(out))
+            writer = frame.write.option("compression", args.codec)  # type: ignore[attr-defined]
+            (writer.partitionBy(*parts) if parts else writer).parquet(str(out))
+            count_files(key, out)
             shutil.rmtree(out, ignore_errors=True)
 
         return run
 
     def append(partitioned: bool) -> Callable[[], None]:
         def run() -> None:
-            new_table(partitioned).append(df)
+            t = new_table(partitioned)
+            t.append(df)
+            count_files("append", Path(t.location().removeprefix("file:")))
 
         return run
 
@@ -95,17 +121,23 @@ def main() -> None:
         def run() -> None:
             t = new_table(partitioned)
             df.write.format("iceberg").mode("append").save(t.location())
+            count_files("datasource", Path(t.location().removeprefix("file:")))
 
         return run
 
     makers = {"append": append, "datasource": datasource}
     paths = [p for p in args.paths.split(",") if p]
+    mode = distribution_mode(probe, {})
     print(
-        f"rows={args.rows:,} runs={args.runs} master={args.master} (median seconds; ratio = parquet / path)"
+        f"rows={args.rows:,} runs={args.runs} master={args.master} codec={args.codec} "
+        f"partitioned distribution-mode={mode} (median seconds; ratio = baseline / path)"
     )
     for case in args.cases.split(","):
         partitioned = case == "partitioned"
-        fns = {"parquet": baseline(partitioned), **{p: makers[p](partitioned) for p in paths}}
+        fns = {"parquet": baseline(df, "parquet", [])}
+        if partitioned:
+            fns["parquet-pb"] = baseline(pre, "parquet-pb", ["p0", "p1"])
+        fns.update({p: makers[p](partitioned) for p in paths})
         for fn in fns.values():
             fn()  # warm-up
         times: dict[str, list[float]] = {k: [] for k in fns}
@@ -115,10 +147,15 @@ def main() -> None:
                 fn()
                 times[k].append(time.perf_counter() - t0)
         base = statistics.median(times["parquet"])
-        line = f"{case:14s} parquet {base:7.2f}s"
+        line = f"{case:14s} parquet {base:6.2f}s ({files['parquet']} files)"
+        pb = statistics.median(times["parquet-pb"]) if partitioned else None
+        if pb is not None:
+            line += f" | parquet-pb {pb:6.2f}s ({files['parquet-pb']} files)"
         for p in paths:
             m = statistics.median(times[p])
-            line += f" | {p} {m:7.2f}s ratio {base / m:4.2f}x"
+            line += f" | {p} {m:6.2f}s ({files[p]} files) ratio {base / m:4.2f}x"
+            if pb is not None:
+                line += f" vs-pb {pb / m:4.2f}x"
         print(line, flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     spark.stop()
