@@ -1,8 +1,9 @@
 """Benchmark: Floe's ``table.append(pa_table)`` vs PyIceberg's ``append`` of the same Arrow table.
 
 Rows: id long, ts timestamp, category string, value double; tables unpartitioned, partitioned by
-identity(category), and by day(ts). PyIceberg 0.12 needs the optional ``pyiceberg-core`` package for
-day(ts) (not installed here): without it that case reports Floe's time alone. SQLite catalogs in a temp dir (a fresh table per run, so every append starts from empty).
+identity(category), and by day(ts). PyIceberg needs ``pyiceberg-core`` (a test dependency) for day(ts);
+without it that case reports Floe's time alone. SQLite catalogs in a temp dir (a fresh table per run, so
+every append starts from empty).
 Prints the median seconds of each side and the ratio (PyIceberg time / Floe time; > 1 = Floe faster).
 
     python3 bench/append_local.py [--rows 4000000] [--runs 5]

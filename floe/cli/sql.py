@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from floe.sql.parser import parse_statement
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["make_session", "read_script", "run_sql"]
+__all__ = ["make_session", "read_script", "run_sql", "with_console_progress"]
 
 
 def make_session(config: FloeConfig, *, spark: SparkSession | None = None) -> SqlSession:
@@ -27,9 +28,23 @@ def make_session(config: FloeConfig, *, spark: SparkSession | None = None) -> Sq
         config: the resolved configuration.
         spark: a SparkSession to use; by default one starts on the first statement that needs Spark.
     """
-    session = SqlSession(config)
+    session = SqlSession(with_console_progress(config))
     register_handlers(session, spark=spark)
     return session
+
+
+_PROGRESS_KEY = "spark.ui.showConsoleProgress"
+
+
+def with_console_progress(config: FloeConfig) -> FloeConfig:
+    """Show Spark's stage progress bar on an interactive terminal, unless the user set it either way.
+
+    Long INSERT/SELECT jobs then show ``[Stage 3:=====>  (5 + 2) / 8]`` on stderr, as spark-sql does;
+    scripts and pipes (stderr not a terminal) stay clean.
+    """
+    if _PROGRESS_KEY in config.spark_conf or not sys.stderr.isatty():
+        return config
+    return dataclasses.replace(config, spark_conf={**config.spark_conf, _PROGRESS_KEY: "true"})
 
 
 def read_script(statements: str | None, file: str | None) -> str:

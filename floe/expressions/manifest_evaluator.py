@@ -11,8 +11,7 @@ import math
 from collections.abc import Sequence
 
 from floe.expressions.base import AlwaysTrue, BooleanExpression
-from floe.expressions.binding import bind
-from floe.expressions.projection import inclusive_projection
+from floe.expressions.projection import bound_inclusive_projection
 from floe.expressions.terms import BoundReference
 from floe.expressions.visitors import BoundPredicateVisitor, visit
 from floe.serde.single_value import from_bytes
@@ -176,9 +175,9 @@ class ManifestEvaluator:
         Raises:
             ValidationError: the filter does not bind to ``schema``.
         """
-        projected = inclusive_projection(schema, spec, row_filter, case_sensitive=case_sensitive)
-        ptype = spec.partition_type(schema) if partition_type is None else partition_type
-        self.partition_filter = bind(ptype, projected, True)
+        self.partition_filter = bound_inclusive_projection(
+            schema, spec, row_filter, case_sensitive=case_sensitive, partition_type=partition_type
+        )
 
     def eval(self, manifest: ManifestFile) -> bool:
         """True when ``manifest`` may contain matching files (False only when it certainly does not)."""

@@ -38,14 +38,29 @@ from floe.expressions.terms import Reference
 from floe.expressions.visitors import BooleanExpressionVisitor, rewrite_not, visit
 from floe.spec.partitioning import PartitionField, PartitionSpec
 from floe.spec.schema import Schema
-from floe.spec.types import BinaryType, DateType, DecimalType, IcebergType, IntegerType, LongType, StringType
+from floe.spec.types import (
+    BinaryType,
+    DateType,
+    DecimalType,
+    IcebergType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructType,
+)
 from floe.transforms.base import Transform
 from floe.transforms.bucket import BucketTransform
 from floe.transforms.identity import IdentityTransform
 from floe.transforms.temporal import DayTransform, TimeTransform
 from floe.transforms.truncate import TruncateTransform
 
-__all__ = ["Projection", "inclusive_projection", "project_predicate", "strict_projection"]
+__all__ = [
+    "Projection",
+    "bound_inclusive_projection",
+    "inclusive_projection",
+    "project_predicate",
+    "strict_projection",
+]
 
 _INT_BOUNDS: dict[type[IcebergType], tuple[int, int]] = {
     IntegerType: (-(2**31), 2**31 - 1),
@@ -108,17 +123,22 @@ def _project_unary(pred: UnaryPredicate, transform: Transform, name: str) -> Boo
     return None
 
 
+def _project_set(
+    pred: Predicate, apply: Callable[[object], object], term: Reference, *, strict: bool
+) -> BooleanExpression | None:
+    """A set predicate through a monotone transform: only ``in`` projects inclusively, ``not in`` strictly."""
+    if isinstance(pred, In if not strict else NotIn):
+        return type(pred)(term, {apply(v) for v in pred.values})
+    return None
+
+
 def _project_ordered(
     pred: Predicate, apply: Callable[[object], object], source_type: IcebergType, name: str, *, strict: bool
 ) -> BooleanExpression | None:
     """Projection through a monotone truncating transform of a numeric or temporal source."""
     term = Reference(name)
-    if isinstance(pred, SetPredicate):
-        if isinstance(pred, In if not strict else NotIn):
-            return type(pred)(term, {apply(v) for v in pred.values})
-        return None
     if not isinstance(pred, LiteralPredicate):
-        return None
+        return _project_set(pred, apply, term, strict=strict)
     v = pred.value
 
     def at(delta: int) -> object | None:
@@ -159,12 +179,8 @@ def _project_truncated_text(
 ) -> BooleanExpression | None:
     """Projection through truncate[W] of strings (code points) or binary (bytes): a monotone prefix."""
     term = Reference(name)
-    if isinstance(pred, SetPredicate):
-        if isinstance(pred, In if not strict else NotIn):
-            return type(pred)(term, {apply(v) for v in pred.values})
-        return None
     if not isinstance(pred, LiteralPredicate):
-        return None
+        return _project_set(pred, apply, term, strict=strict)
     v = pred.value
     if isinstance(pred, StartsWith):
         assert isinstance(v, str)
@@ -319,6 +335,31 @@ def inclusive_projection(
         ValidationError: ``expr`` does not bind to ``schema``.
     """
     return Projection(schema, spec, case_sensitive=case_sensitive).inclusive(expr)
+
+
+def bound_inclusive_projection(
+    schema: Schema,
+    spec: PartitionSpec,
+    expr: BooleanExpression,
+    *,
+    case_sensitive: bool = True,
+    partition_type: StructType | None = None,
+) -> BooleanExpression:
+    """Inclusive projection of ``expr`` onto ``spec``, bound to the partition type.
+
+    Args:
+        schema: the schema ``expr`` binds to.
+        spec: the partition spec to project onto.
+        expr: the row filter.
+        case_sensitive: match column names case-sensitively.
+        partition_type: ``spec``'s partition type; default ``spec.partition_type(schema)``.
+
+    Raises:
+        ValidationError: ``expr`` does not bind to ``schema``.
+    """
+    projected = inclusive_projection(schema, spec, expr, case_sensitive=case_sensitive)
+    ptype = spec.partition_type(schema) if partition_type is None else partition_type
+    return bind(ptype, projected, True)
 
 
 def strict_projection(

@@ -7,7 +7,7 @@ from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression, an
 from floe.expressions.binding import bind
 from floe.expressions.evaluator import evaluate
 from floe.expressions.predicates import Predicate
-from floe.expressions.projection import inclusive_projection, project_predicate
+from floe.expressions.projection import bound_inclusive_projection, project_predicate
 from floe.expressions.terms import Row
 from floe.expressions.visitors import BooleanExpressionVisitor, rewrite_not, visit
 from floe.spec.partitioning import PartitionField, PartitionSpec
@@ -47,9 +47,9 @@ class PartitionEvaluator:
         Raises:
             ValidationError: the filter does not bind to ``schema``.
         """
-        projected = inclusive_projection(schema, spec, row_filter, case_sensitive=case_sensitive)
-        ptype = spec.partition_type(schema) if partition_type is None else partition_type
-        self.partition_filter = bind(ptype, projected, True)
+        self.partition_filter = bound_inclusive_projection(
+            schema, spec, row_filter, case_sensitive=case_sensitive, partition_type=partition_type
+        )
 
     def eval(self, partition: Row) -> bool:
         """Whether ``partition`` (a tuple in spec field order, or a mapping by field id/name) may match."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from floe.errors import UnsupportedError, ValidationError
 from floe.spec import properties as props
@@ -287,13 +288,27 @@ class MetadataBuilder:
         Raises:
             ValidationError: removing the current schema.
         """
-        ids = tuple(i for i in schema_ids if i in self.schemas)
-        if self.current_schema_id in ids:
-            raise ValidationError(f"Cannot remove current schema: {self.current_schema_id}")
+        return self._remove_ids(
+            self.schemas, schema_ids, keep=self.current_schema_id, what="current schema", change=RemoveSchemas
+        )
+
+    def _remove_ids(
+        self,
+        store: dict[int, Any],
+        requested: Iterable[int],
+        *,
+        keep: int,
+        what: str,
+        change: Callable[[tuple[int, ...]], TableUpdate],
+    ) -> MetadataBuilder:
+        """Remove the ``requested`` ids present in ``store`` and record ``change(ids)``; ``keep`` may not go."""
+        ids = tuple(i for i in requested if i in store)
+        if keep in ids:
+            raise ValidationError(f"Cannot remove {what}: {keep}")
         if ids:
             for i in ids:
-                del self.schemas[i]
-            self._changes.append(RemoveSchemas(ids))
+                del store[i]
+            self._changes.append(change(ids))
         return self
 
     # -- partition specs -------------------------------------------------------------------------------
@@ -361,14 +376,13 @@ class MetadataBuilder:
 
     def remove_partition_specs(self, spec_ids: Iterable[int]) -> MetadataBuilder:
         """Remove partition specs other than the default one."""
-        ids = tuple(i for i in spec_ids if i in self.specs)
-        if self.default_spec_id in ids:
-            raise ValidationError(f"Cannot remove the default partition spec: {self.default_spec_id}")
-        if ids:
-            for i in ids:
-                del self.specs[i]
-            self._changes.append(RemovePartitionSpecs(ids))
-        return self
+        return self._remove_ids(
+            self.specs,
+            spec_ids,
+            keep=self.default_spec_id,
+            what="the default partition spec",
+            change=RemovePartitionSpecs,
+        )
 
     # -- sort orders ---------------------------------------------------------------------------------
     def add_sort_order(self, order: SortOrder) -> int:
@@ -508,44 +522,46 @@ class MetadataBuilder:
         return self
 
     # -- statistics and keys ---------------------------------------------------------------------------
+    def _put(
+        self, store: dict[Any, Any], key: Any, value: Any, change: Callable[[Any], TableUpdate]
+    ) -> MetadataBuilder:
+        """Set ``store[key]`` and record ``change(value)``, unless it already holds ``value``."""
+        if store.get(key) != value:
+            store[key] = value
+            self._changes.append(change(value))
+        return self
+
+    def _drop(self, store: dict[Any, Any], key: Any, change: Callable[[Any], TableUpdate]) -> MetadataBuilder:
+        """Remove ``store[key]`` and record ``change(key)`` (no-op when absent)."""
+        if store.pop(key, None) is not None:
+            self._changes.append(change(key))
+        return self
+
     def set_statistics(self, statistics: StatisticsFile) -> MetadataBuilder:
         """Set (replace) the statistics file of its snapshot."""
-        if self.statistics.get(statistics.snapshot_id) != statistics:
-            self.statistics[statistics.snapshot_id] = statistics
-            self._changes.append(SetStatistics(statistics))
-        return self
+        return self._put(self.statistics, statistics.snapshot_id, statistics, SetStatistics)
 
     def remove_statistics(self, snapshot_id: int) -> MetadataBuilder:
         """Remove a snapshot's statistics file (no-op when absent)."""
-        if self.statistics.pop(snapshot_id, None) is not None:
-            self._changes.append(RemoveStatistics(snapshot_id))
-        return self
+        return self._drop(self.statistics, snapshot_id, RemoveStatistics)
 
     def set_partition_statistics(self, statistics: PartitionStatisticsFile) -> MetadataBuilder:
         """Set (replace) the partition statistics file of its snapshot."""
-        if self.partition_statistics.get(statistics.snapshot_id) != statistics:
-            self.partition_statistics[statistics.snapshot_id] = statistics
-            self._changes.append(SetPartitionStatistics(statistics))
-        return self
+        return self._put(
+            self.partition_statistics, statistics.snapshot_id, statistics, SetPartitionStatistics
+        )
 
     def remove_partition_statistics(self, snapshot_id: int) -> MetadataBuilder:
         """Remove a snapshot's partition statistics file (no-op when absent)."""
-        if self.partition_statistics.pop(snapshot_id, None) is not None:
-            self._changes.append(RemovePartitionStatistics(snapshot_id))
-        return self
+        return self._drop(self.partition_statistics, snapshot_id, RemovePartitionStatistics)
 
     def add_encryption_key(self, key: EncryptedKey) -> MetadataBuilder:
         """Add a v3 encryption key."""
-        if self.encryption_keys.get(key.key_id) != key:
-            self.encryption_keys[key.key_id] = key
-            self._changes.append(AddEncryptionKey(key))
-        return self
+        return self._put(self.encryption_keys, key.key_id, key, AddEncryptionKey)
 
     def remove_encryption_key(self, key_id: str) -> MetadataBuilder:
         """Remove a v3 encryption key (no-op when absent)."""
-        if self.encryption_keys.pop(key_id, None) is not None:
-            self._changes.append(RemoveEncryptionKey(key_id))
-        return self
+        return self._drop(self.encryption_keys, key_id, RemoveEncryptionKey)
 
     # -- build ---------------------------------------------------------------------------------------
     def build(self) -> TableMetadata:

@@ -157,6 +157,9 @@ class _FilterEvaluators:
 class _MergingProducer(SnapshotProducer):
     """Shared machinery: added files, removed files (by path, filter or partition), merging, validation."""
 
+    # Serializable isolation by default (Overwrite, ReplacePartitions); others opt in per operation.
+    _checks_conflicts_by_default = False
+
     def __init__(
         self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
     ) -> None:
@@ -171,8 +174,8 @@ class _MergingProducer(SnapshotProducer):
         self._replace_partitions = False
         self._validate_data_exist: set[str] = set()
         self._conflict_filter: BooleanExpression | None = None
-        self._check_conflicting_data = False
-        self._check_conflicting_deletes = False
+        self._check_conflicting_data = self._checks_conflicts_by_default
+        self._check_conflicting_deletes = self._checks_conflicts_by_default
         self._check_deleted_still_exist = True
         self._new_manifests: list[ManifestFile] | None = None
         self._filtered: dict[str, tuple[ManifestFile, list[ManifestEntry]]] = {}
@@ -446,12 +449,7 @@ class Overwrite(_MergingProducer):
     added data or delete files its filter matches (serializable isolation), or removed a file it deletes.
     """
 
-    def __init__(
-        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
-    ) -> None:
-        super().__init__(table, transaction, branch=branch)
-        self._check_conflicting_data = True
-        self._check_conflicting_deletes = True
+    _checks_conflicts_by_default = True
 
     def overwrite_by_filter(self, expr: BooleanExpression | str) -> Overwrite:
         """Delete every file whose rows all match ``expr`` (a file only partly matching is an error)."""
@@ -483,13 +481,13 @@ class Overwrite(_MergingProducer):
 class ReplacePartitions(_MergingProducer):
     """Dynamic overwrite: every partition an added file belongs to is replaced by the added files."""
 
+    _checks_conflicts_by_default = True
+
     def __init__(
         self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
     ) -> None:
         super().__init__(table, transaction, branch=branch)
         self._replace_partitions = True
-        self._check_conflicting_data = True
-        self._check_conflicting_deletes = True
 
     def add_file(self, data_file: DataFile) -> ReplacePartitions:
         if data_file.content != FileContent.DATA:
@@ -504,11 +502,6 @@ class ReplacePartitions(_MergingProducer):
 
 class DeleteFiles(_MergingProducer):
     """Delete whole files by name or by a row filter every row of a file must match."""
-
-    def __init__(
-        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
-    ) -> None:
-        super().__init__(table, transaction, branch=branch)
 
     def delete_file(self, data_file: DataFile | str) -> DeleteFiles:
         """Delete a file (conflict if a concurrent commit removed it first)."""
@@ -576,11 +569,6 @@ class RewriteFiles(_MergingProducer):
 
 class RowDelta(_MergingProducer):
     """Add data files and delete files together (merge-on-read updates, deletes and merges)."""
-
-    def __init__(
-        self, table: Table, transaction: Transaction | None = None, *, branch: str | None = None
-    ) -> None:
-        super().__init__(table, transaction, branch=branch)
 
     def add_rows(self, data_file: DataFile) -> RowDelta:
         """Add a data file."""

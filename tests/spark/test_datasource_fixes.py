@@ -218,6 +218,7 @@ _E2E_SCRIPT = """
 import json, sys
 import pyarrow as pa
 import floe, floe.spark.datasource
+from floe.spark.read import read as native_read
 from floe.spark.session import session
 
 spark = session({"spark.master": "local[1]", "spark.sql.session.timeZone": "UTC"}, app_name="floe-e2e")
@@ -229,7 +230,7 @@ spark.createDataFrame([(3, "c")], "id long, name string").write.format("iceberg"
 out = {
     "qualified": sorted(tuple(r) for r in spark.read.format("iceberg").load("floe.db.t").collect()),
     "default": sorted(tuple(r) for r in spark.read.format("iceberg").load("db.t").collect()),
-    "native": sorted(tuple(r) for r in floe.spark.read.read(spark, "floe.db.t").collect()),
+    "native": sorted(tuple(r) for r in native_read(spark, "floe.db.t").collect()),
     "snapshots": len(cat.load_table("db.t").snapshots()),
 }
 spark.stop()

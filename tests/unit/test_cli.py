@@ -347,3 +347,25 @@ def test_cli_table_format_many_rows_aligned_and_wide_cells_folded(monkeypatch: p
     start, end = lines[0].index("file_path"), lines[0].index("even")
     assert "".join(line[start:end].strip() for line in first_row) == rows[0][1]
     assert lines[second].index("false") == first_row[0].index("true") == end
+
+
+def test_with_console_progress_terminal_turns_progress_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from floe.cli.sql import with_console_progress
+    from floe.config import FloeConfig
+
+    config = FloeConfig.load(environ={"FLOE_HOME": str(tmp_path)}, cwd=tmp_path)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert with_console_progress(config).spark_conf["spark.ui.showConsoleProgress"] == "true"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert "spark.ui.showConsoleProgress" not in with_console_progress(config).spark_conf
+
+
+def test_with_console_progress_user_setting_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from floe.cli.sql import with_console_progress
+    from floe.config import FloeConfig
+
+    config = FloeConfig.load(
+        {"spark.ui.showConsoleProgress": "false"}, environ={"FLOE_HOME": str(tmp_path)}, cwd=tmp_path
+    )
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert with_console_progress(config).spark_conf["spark.ui.showConsoleProgress"] == "false"
