@@ -88,8 +88,8 @@ def table_source(options: Mapping[str, str], *, action: str) -> str:
     if source:
         return source
     raise ValidationError(
-        f"No Iceberg table to {action}: the iceberg data source got no path option "
-        f"(options given: {', '.join(sorted(opts)) or 'none'}). Pass it with "
+        f"No Iceberg table to {action}: the iceberg data source needs a table identifier or location "
+        f"in its path option (options given: {', '.join(sorted(opts)) or 'none'}). Pass it with "
         '.load(<table>) / .save(<table>). Tables created with CREATE TABLE ... USING iceberg '
         "OPTIONS (path ...) or LOCATION lose the path: Spark stores no options for Python data source "
         "tables; use CREATE TEMPORARY VIEW <name> USING iceberg OPTIONS (path '<location or catalog.db.table>') "

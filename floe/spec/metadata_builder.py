@@ -67,6 +67,7 @@ from floe.spec.updates import (
 
 __all__ = ["MetadataBuilder", "apply_update", "apply_updates", "new_table_builder", "new_table_metadata"]
 
+_Change = Callable[[Any], TableUpdate]  # builds the update a builder change records
 _V3_ONLY_TYPES = (
     TimestampNanoType,
     TimestamptzNanoType,
@@ -289,17 +290,11 @@ class MetadataBuilder:
             ValidationError: removing the current schema.
         """
         return self._remove_ids(
-            self.schemas, schema_ids, keep=self.current_schema_id, what="current schema", change=RemoveSchemas
+            self.schemas, schema_ids, self.current_schema_id, "current schema", RemoveSchemas
         )
 
     def _remove_ids(
-        self,
-        store: dict[int, Any],
-        requested: Iterable[int],
-        *,
-        keep: int,
-        what: str,
-        change: Callable[[tuple[int, ...]], TableUpdate],
+        self, store: dict[int, Any], requested: Iterable[int], keep: int, what: str, change: _Change
     ) -> MetadataBuilder:
         """Remove the ``requested`` ids present in ``store`` and record ``change(ids)``; ``keep`` may not go."""
         ids = tuple(i for i in requested if i in store)
@@ -376,13 +371,8 @@ class MetadataBuilder:
 
     def remove_partition_specs(self, spec_ids: Iterable[int]) -> MetadataBuilder:
         """Remove partition specs other than the default one."""
-        return self._remove_ids(
-            self.specs,
-            spec_ids,
-            keep=self.default_spec_id,
-            what="the default partition spec",
-            change=RemovePartitionSpecs,
-        )
+        default, what = self.default_spec_id, "the default partition spec"
+        return self._remove_ids(self.specs, spec_ids, default, what, RemovePartitionSpecs)
 
     # -- sort orders ---------------------------------------------------------------------------------
     def add_sort_order(self, order: SortOrder) -> int:
@@ -522,16 +512,14 @@ class MetadataBuilder:
         return self
 
     # -- statistics and keys ---------------------------------------------------------------------------
-    def _put(
-        self, store: dict[Any, Any], key: Any, value: Any, change: Callable[[Any], TableUpdate]
-    ) -> MetadataBuilder:
+    def _put(self, store: dict[Any, Any], key: Any, value: Any, change: _Change) -> MetadataBuilder:
         """Set ``store[key]`` and record ``change(value)``, unless it already holds ``value``."""
         if store.get(key) != value:
             store[key] = value
             self._changes.append(change(value))
         return self
 
-    def _drop(self, store: dict[Any, Any], key: Any, change: Callable[[Any], TableUpdate]) -> MetadataBuilder:
+    def _drop(self, store: dict[Any, Any], key: Any, change: _Change) -> MetadataBuilder:
         """Remove ``store[key]`` and record ``change(key)`` (no-op when absent)."""
         if store.pop(key, None) is not None:
             self._changes.append(change(key))
@@ -547,9 +535,8 @@ class MetadataBuilder:
 
     def set_partition_statistics(self, statistics: PartitionStatisticsFile) -> MetadataBuilder:
         """Set (replace) the partition statistics file of its snapshot."""
-        return self._put(
-            self.partition_statistics, statistics.snapshot_id, statistics, SetPartitionStatistics
-        )
+        store = self.partition_statistics
+        return self._put(store, statistics.snapshot_id, statistics, SetPartitionStatistics)
 
     def remove_partition_statistics(self, snapshot_id: int) -> MetadataBuilder:
         """Remove a snapshot's partition statistics file (no-op when absent)."""
