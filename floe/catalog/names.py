@@ -117,7 +117,7 @@ def load_table_by_name(name: str, *, config: FloeConfig | None = None) -> Table:
         NoSuchTableError: no table there (the message names the catalog and identifier).
     """
     if is_location(name):
-        from floe.catalog.location import load_table  # noqa: PLC0415 - pulls in the table layer
+        from floe.catalog.location import load_table  # the table layer loads on first use
 
         return load_table(name)
     cfg = config if config is not None else FloeConfig.load()

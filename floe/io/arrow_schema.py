@@ -58,6 +58,7 @@ __all__ = [
     "field_to_arrow",
     "schema_to_arrow",
     "type_to_arrow",
+    "without_field_ids",
 ]
 
 FIELD_ID_KEY = b"PARQUET:field_id"
@@ -219,6 +220,30 @@ def _arrow_field(f: pa.Field, parent: str, next_id: Callable[[], int] | None) ->
         fid = next_id()
     doc = f.metadata.get(DOC_KEY).decode() if f.metadata and DOC_KEY in f.metadata else None
     return NestedField(fid, f.name, arrow_to_type(f.type, column=name, next_id=next_id), not f.nullable, doc)
+
+
+def without_field_ids(arrow_schema: pa.Schema) -> pa.Schema:
+    """The same Arrow schema with ``PARQUET:field_id`` removed at every depth (for matching by name)."""
+    return pa.schema([_strip_field(f) for f in arrow_schema], metadata=arrow_schema.metadata)
+
+
+def _strip_field(f: pa.Field) -> pa.Field:
+    md = {k: v for k, v in (f.metadata or {}).items() if k != FIELD_ID_KEY}
+    return pa.field(f.name, _strip_type(f.type), nullable=f.nullable, metadata=md or None)
+
+
+def _strip_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t):
+        return pa.struct([_strip_field(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_strip_field(t.key_field), _strip_field(t.item_field), keys_sorted=t.keys_sorted)
+    if pa.types.is_large_list(t):
+        return pa.large_list(_strip_field(t.value_field))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_strip_field(t.value_field), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(_strip_field(t.value_field))
+    return t
 
 
 def arrow_to_schema(arrow_schema: pa.Schema, *, schema_id: int = 0) -> Schema:

@@ -15,8 +15,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from floe.catalog.hadoop import HadoopTableOperations, is_table_folder
-from floe.catalog.names import is_location, load_table_by_name
 from floe.catalog.metadata_files import read_metadata
+from floe.catalog.names import is_location, load_table_by_name
 from floe.errors import NoSuchTableError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression
-from floe.io.arrow_schema import arrow_to_schema, schema_to_arrow
+from floe.io.arrow_schema import arrow_to_schema, schema_to_arrow, without_field_ids
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile
 from floe.write.arrow_data import conform, split_by_partition
@@ -132,7 +132,7 @@ def write_arrow(
         if merge_schema is not None
         else P.property_bool(table.properties, P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, False)
     )
-    data_schema = arrow_to_schema(pa.schema([f.remove_metadata() for f in data.schema]))
+    data_schema = arrow_to_schema(without_field_ids(data.schema))  # matched by name, not id
     changes = check_write_schema(
         table.schema(), data_schema, table_name=table.name(), merge_schema=merge, format_version=table.format_version
     )

@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 import floe
-import floe.spark.datasource  # noqa: F401 - registers format("iceberg")
+import floe.spark.datasource  # registers format("iceberg")
 from floe.io.arrow_schema import schema_to_arrow
 from floe.spark.session import attach
 from floe.spec.schema import Schema
@@ -251,7 +251,7 @@ def test_datasource_embedded_catalog_names_write_and_read_end_to_end(home: Path,
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
-        [sys.executable, "-c", _E2E_SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", _E2E_SCRIPT], check=False, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]

@@ -255,3 +255,21 @@ def test_table_append_arrow_merge_schema_adds_column(catalog: floe.Catalog) -> N
     t.append(_simple(3).append_column("extra", pa.array([1, 2, 3], pa.int64())))
     assert t.schema().find_field("extra").field_type == LongType()
 
+
+
+def test_table_append_arrow_with_nested_field_ids_matches_by_name(catalog: floe.Catalog) -> None:
+    from floe.io.arrow_schema import schema_to_arrow
+
+    data = pa.table({
+        "id": pa.array([1, 2], pa.int64()),
+        "point": pa.array([{"x": 1.0, "y": 2.0}, None], pa.struct([("x", pa.float64()), ("y", pa.float64())])),
+        "tags": pa.array([["a"], []], pa.list_(pa.string())),
+    })
+    t = catalog.create_table("db.nested", data.schema)
+    # Data carrying the table's own ids at every depth (what a round trip through Parquet gives back).
+    with_ids = data.cast(schema_to_arrow(t.schema()))
+    assert field_id_of(with_ids.schema.field("point").type.field("x")) is not None
+    t.append(with_ids)
+    rows = t.scan().to_arrow().sort_by("id")
+    assert rows.column("point").to_pylist() == [{"x": 1.0, "y": 2.0}, None]
+    assert rows.column("tags").to_pylist() == [["a"], []]
