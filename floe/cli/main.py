@@ -14,8 +14,6 @@ exit with status 1.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -113,10 +111,9 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_shell(config, fmt=args.format)
     if cmd == "demo":
-        if importlib.util.find_spec("floe.demo") is None:
-            raise FloeError("floe demo is not available in this build (module floe.demo is missing)")
-        demo = importlib.import_module("floe.demo")
-        return int(demo.run(config) or 0)
+        from floe.demo import run as run_demo
+
+        return int(run_demo(config) or 0)
     from floe.cli import inspect
 
     return inspect.run(cmd, config, args, fmt=args.format)

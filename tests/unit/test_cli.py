@@ -220,15 +220,6 @@ def test_cli_tables_runs_without_importing_pyspark_or_sqlglot(sensordata: Path) 
     assert last[:6] == ["RC", "0", "PYSPARK", "False", "SQLGLOT", "False"], proc.stdout + proc.stderr
 
 
-def test_cli_demo_missing_module_one_line(tmp_path: Path) -> None:
-    from importlib.util import find_spec
-
-    if find_spec("floe.demo") is not None:
-        pytest.skip("floe.demo exists: the demo runs Spark and is covered by its own tests")
-    line = one_error_line(floe("demo", cwd=tmp_path))
-    assert "floe.demo" in line
-
-
 def test_cli_tables_lists_catalog_tables(sensordata: Path) -> None:
     proc = floe("tables", "--format", "json", cwd=sensordata)
     assert proc.returncode == 0, proc.stderr
