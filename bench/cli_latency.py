@@ -108,7 +108,8 @@ def main() -> None:
         start = time.perf_counter()
         idents = build_tables(home, args.snapshots, merged=not args.skip_merged)
         print(
-            f"built {', '.join(idents)} with {args.snapshots} snapshots each in {time.perf_counter() - start:.1f}s"
+            f"built {', '.join(idents)} with {args.snapshots} snapshots each in {time.perf_counter() - start:.1f}s",
+            flush=True,
         )
         env = {**os.environ, "FLOE_HOME": str(home), "PYTHONPATH": str(REPO), "COLUMNS": "200"}
         if args.no_bytecode_cache:
@@ -140,7 +141,9 @@ def main() -> None:
         print(f"{'command':<28}{'wall s':>9}{'cpu s':>9}{'lines':>8}   (medians of {args.runs})")
         for name, cmd in rows:
             wall, cpu, lines = _time(cmd, env, args.runs)
-            print(f"{name:<28}{wall:>9.3f}{cpu:>9.3f}{lines:>8}")
+            print(f"{name:<28}{wall:>9.3f}{cpu:>9.3f}{lines:>8}", flush=True)
+        # Wall times track the machine's load; CPU times much less so. Quote both loads with the table.
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ catalog):
 A commit writes a new ``NNNNN-<uuid>.metadata.json`` and swaps the row with a compare-and-set:
 ``UPDATE ... WHERE metadata_location = :expected``; no row updated means another writer won.
 ``iceberg_type`` (Java's V1 schema) is used when present; catalogs created without it (PyIceberg) work as is.
+Names and lookup rules live in :mod:`floe.catalog.sql_layout`, shared with the read-only SQLite reader
+(:mod:`floe.catalog.sqlite_reader`) the inspection commands use.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from floe.catalog.base import LOCATION, WAREHOUSE, Catalog, PropertiesUpdateSummary
+from floe.catalog import sql_layout as layout
+from floe.catalog.sql_layout import (
+    NAMESPACE_EXISTS_PROPERTY,
+    TABLE_TYPE,
+    child_namespaces,
+    like_prefix,
+    no_such_namespace_message,
+    no_such_table_message,
+)
 from floe.catalog.metadata_files import (
     delete_removed_metadata_files,
     next_metadata_location,
@@ -53,34 +64,28 @@ from floe.table.operations import TableOperations
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["SqlCatalog"]
-
-NAMESPACE_EXISTS_PROPERTY = (
-    "exists"  # written when a namespace is created without properties (Java, PyIceberg)
-)
-TABLE_TYPE = "TABLE"
-_NS_SEP = "."
+__all__ = ["NAMESPACE_EXISTS_PROPERTY", "TABLE_TYPE", "SqlCatalog"]
 
 
 def _schema(with_type: bool) -> tuple[sa.MetaData, sa.Table, sa.Table]:
     md = sa.MetaData()
     cols: list[Any] = [
-        sa.Column("catalog_name", sa.String(255), primary_key=True, nullable=False),
-        sa.Column("table_namespace", sa.String(255), primary_key=True, nullable=False),
-        sa.Column("table_name", sa.String(255), primary_key=True, nullable=False),
-        sa.Column("metadata_location", sa.String(1000), nullable=True),
-        sa.Column("previous_metadata_location", sa.String(1000), nullable=True),
+        sa.Column(layout.CATALOG_NAME, sa.String(255), primary_key=True, nullable=False),
+        sa.Column(layout.TABLE_NAMESPACE, sa.String(255), primary_key=True, nullable=False),
+        sa.Column(layout.TABLE_NAME, sa.String(255), primary_key=True, nullable=False),
+        sa.Column(layout.METADATA_LOCATION, sa.String(1000), nullable=True),
+        sa.Column(layout.PREVIOUS_METADATA_LOCATION, sa.String(1000), nullable=True),
     ]
     if with_type:
-        cols.append(sa.Column("iceberg_type", sa.String(5), nullable=True))
-    tables = sa.Table("iceberg_tables", md, *cols)
+        cols.append(sa.Column(layout.ICEBERG_TYPE, sa.String(5), nullable=True))
+    tables = sa.Table(layout.TABLES, md, *cols)
     props = sa.Table(
-        "iceberg_namespace_properties",
+        layout.NAMESPACE_PROPERTIES,
         md,
-        sa.Column("catalog_name", sa.String(255), primary_key=True, nullable=False),
-        sa.Column("namespace", sa.String(255), primary_key=True, nullable=False),
-        sa.Column("property_key", sa.String(255), primary_key=True, nullable=False),
-        sa.Column("property_value", sa.String(1000), nullable=True),
+        sa.Column(layout.CATALOG_NAME, sa.String(255), primary_key=True, nullable=False),
+        sa.Column(layout.NAMESPACE, sa.String(255), primary_key=True, nullable=False),
+        sa.Column(layout.PROPERTY_KEY, sa.String(255), primary_key=True, nullable=False),
+        sa.Column(layout.PROPERTY_VALUE, sa.String(1000), nullable=True),
     )
     return md, tables, props
 
@@ -107,7 +112,7 @@ class SqlCatalog(Catalog):
         if self.properties.get("init_catalog_tables", "true").lower() != "false":
             self._create_tables()
         inspector = sa.inspect(self.engine)
-        with_type = "iceberg_type" in {c["name"] for c in inspector.get_columns("iceberg_tables")}
+        with_type = layout.ICEBERG_TYPE in {c["name"] for c in inspector.get_columns(layout.TABLES)}
         _, self._tables, self._props = _schema(with_type)
         self._has_type = with_type
 
@@ -118,7 +123,7 @@ class SqlCatalog(Catalog):
         except (OperationalError, IntegrityError, DBAPIError):
             # Another process created them between the check and the CREATE: fine if they now exist.
             names = set(sa.inspect(self.engine).get_table_names())
-            if not {"iceberg_tables", "iceberg_namespace_properties"} <= names:
+            if not {layout.TABLES, layout.NAMESPACE_PROPERTIES} <= names:
                 raise
 
     def close(self) -> None:
@@ -154,13 +159,13 @@ class SqlCatalog(Catalog):
     def namespace_exists(self, namespace: IdentifierLike) -> bool:
         ns = namespace_to_string(to_namespace(namespace))
         p, t = self._props, self._tables
-        like = _like_prefix(ns)
+        like = like_prefix(ns)
         with self.engine.connect() as conn:
             hit = conn.execute(
                 sa.select(sa.literal(1))
                 .where(
                     p.c.catalog_name == self.name,
-                    sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape="!")),
+                    sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape=layout.LIKE_ESCAPE)),
                 )
                 .limit(1)
             ).first()
@@ -169,7 +174,10 @@ class SqlCatalog(Catalog):
                     sa.select(sa.literal(1))
                     .where(
                         t.c.catalog_name == self.name,
-                        sa.or_(t.c.table_namespace == ns, t.c.table_namespace.like(like, escape="!")),
+                        sa.or_(
+                            t.c.table_namespace == ns,
+                            t.c.table_namespace.like(like, escape=layout.LIKE_ESCAPE),
+                        ),
                     )
                     .limit(1)
                 ).first()
@@ -202,7 +210,7 @@ class SqlCatalog(Catalog):
     def list_namespaces(self, namespace: IdentifierLike = ()) -> list[Namespace]:
         parent = to_namespace(namespace)
         if parent and not self.namespace_exists(parent):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(parent)}")
+            raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(parent)))
         p, t = self._props, self._tables
         with self.engine.connect() as conn:
             names = {
@@ -217,12 +225,7 @@ class SqlCatalog(Catalog):
                     sa.select(t.c.table_namespace).where(t.c.catalog_name == self.name).distinct()
                 )
             }
-        out: set[Namespace] = set()
-        for n in names:
-            levels = tuple(n.split(_NS_SEP))
-            if len(levels) > len(parent) and levels[: len(parent)] == parent:
-                out.add(levels[: len(parent) + 1])
-        return sorted(out)
+        return child_namespaces(names, parent)
 
     def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
         ns = to_namespace(namespace)
@@ -234,7 +237,7 @@ class SqlCatalog(Catalog):
                 )
             ).all()
         if not rows and not self.namespace_exists(ns):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+            raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(ns)))
         return {k: v for k, v in rows}
 
     def update_namespace_properties(
@@ -275,7 +278,7 @@ class SqlCatalog(Catalog):
     def drop_namespace(self, namespace: IdentifierLike) -> None:
         ns = to_namespace(namespace)
         if not self.namespace_exists(ns):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+            raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(ns)))
         tables = self.list_tables(ns)
         if tables:
             raise NamespaceNotEmptyError(
@@ -292,7 +295,7 @@ class SqlCatalog(Catalog):
     def list_tables(self, namespace: IdentifierLike) -> list[Identifier]:
         ns = to_namespace(namespace)
         if not self.namespace_exists(ns):
-            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+            raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(ns)))
         t = self._tables
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -365,7 +368,7 @@ class SqlCatalog(Catalog):
             "previous_metadata_location": None,
         }
         if self._has_type:
-            values["iceberg_type"] = TABLE_TYPE
+            values[layout.ICEBERG_TYPE] = TABLE_TYPE
         try:
             with self.engine.begin() as conn:
                 conn.execute(sa.insert(self._tables).values(**values))
@@ -394,7 +397,7 @@ class SqlTableOperations(TableOperations):
     def load(self) -> tuple[TableMetadata, str]:
         location = self.catalog._current_location(self.identifier)
         if location is None:
-            raise NoSuchTableError(f"Table does not exist: {self.name} (catalog {self.catalog.name})")
+            raise NoSuchTableError(no_such_table_message(self.name, self.catalog.name))
         return read_metadata(self.io, location), location
 
     def reload_location(self) -> str | None:
@@ -437,11 +440,6 @@ class SqlTableOperations(TableOperations):
             )
         delete_removed_metadata_files(self.io, base, new)
         return location
-
-
-def _like_prefix(ns: str) -> str:
-    escaped = ns.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-    return escaped + _NS_SEP + "%"
 
 
 def _make_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:

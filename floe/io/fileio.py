@@ -3,6 +3,10 @@
 One :class:`FileIO` serves every scheme a table uses; file systems are created lazily per scheme (HDFS
 connects only when first used). Properties use Iceberg's names (``s3.endpoint``, ``s3.access-key-id``...).
 
+``pyarrow.fs`` is imported on first use, and local files are read (``read_bytes``, ``exists``, ``length``)
+with plain Python IO: reading a table's metadata and manifests (``floe history``, ``floe files``) then
+never imports pyarrow and numpy, which would cost the command ~0.2 s of start-up.
+
 Exclusive creation (``OutputFile.create(overwrite=False)``) is what makes file-system catalogs safe: two
 writers racing on ``v<N>.metadata.json`` must not both win.
 - local: content goes to a temporary file in the same directory which is then hard-linked to the final
@@ -18,17 +22,16 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from threading import Lock
-from typing import IO, Any, NamedTuple
-
-import pyarrow.fs as pafs
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from floe.errors import FileAlreadyExistsError, NoSuchFileError, UnsupportedError, ValidationError
 from floe.io.locations import LOCAL_SCHEMES, S3_SCHEMES, scheme_of, split_bucket, to_local_path
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 __all__ = [
     "S3_ACCESS_KEY_ID",
@@ -60,6 +63,13 @@ class FileEntry(NamedTuple):
     location: str
     size: int
     mtime_ms: int
+
+
+def _pafs() -> Any:
+    """``pyarrow.fs``, imported on first use (see the module docstring)."""
+    import pyarrow.fs
+
+    return pyarrow.fs
 
 
 def _truthy(value: str | None) -> bool:
@@ -123,13 +133,14 @@ class FileIO:
             return fs
 
     def _make_fs(self, key: str) -> pafs.FileSystem:
+        fs_module = _pafs()
         if key == "file":
-            return pafs.LocalFileSystem()
+            return fs_module.LocalFileSystem()
         if key == "s3":
-            return pafs.S3FileSystem(**_s3_options(self.properties))
+            return fs_module.S3FileSystem(**_s3_options(self.properties))
         # HDFS needs libhdfs and a JVM classpath; connecting only here keeps other schemes free of it.
         try:
-            fs, _ = pafs.FileSystem.from_uri(key)
+            fs, _ = fs_module.FileSystem.from_uri(key)
         except (OSError, ValueError) as e:
             raise UnsupportedError(f"Cannot connect to {key}: {e}") from e
         return fs
@@ -167,8 +178,11 @@ class FileIO:
 
     def exists(self, location: str) -> bool:
         """Whether a file exists at ``location``."""
+        local = _local_path(location)
+        if local is not None:
+            return os.path.isfile(local)
         r = self._resolve(location)
-        return bool(r.fs.get_file_info(r.path).type == pafs.FileType.File)
+        return bool(r.fs.get_file_info(r.path).type == _pafs().FileType.File)
 
     def delete(self, location: str, *, missing_ok: bool = True) -> None:
         """Delete one file.
@@ -199,6 +213,8 @@ class FileIO:
             except OSError as e:
                 failures[loc] = e
 
+        from concurrent.futures import ThreadPoolExecutor  # on use: reading paths need no threads
+
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
             list(pool.map(one, dict.fromkeys(locations)))
         return failures
@@ -210,11 +226,12 @@ class FileIO:
         returned here with the ones metadata references.
         """
         r = self._resolve(prefix)
-        selector = pafs.FileSelector(r.path.rstrip("/") or "/", recursive=True, allow_not_found=True)
+        fs_module = _pafs()
+        selector = fs_module.FileSelector(r.path.rstrip("/") or "/", recursive=True, allow_not_found=True)
         base = prefix.rstrip("/")
         root = selector.base_dir
         for info in r.fs.get_file_info(selector):
-            if info.type != pafs.FileType.File:
+            if info.type != fs_module.FileType.File:
                 continue
             rel = info.path[len(root) :].lstrip("/")
             mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
@@ -264,9 +281,14 @@ class InputFile:
         Raises:
             NoSuchFileError: the file does not exist.
         """
+        local = _local_path(self.location)
+        if local is not None:
+            if not os.path.isfile(local):
+                raise NoSuchFileError(f"File does not exist: {self.location}")
+            return os.path.getsize(local)
         r = self.io._resolve(self.location)
         info = r.fs.get_file_info(r.path)
-        if info.type != pafs.FileType.File or info.size is None:
+        if info.type != _pafs().FileType.File or info.size is None:
             raise NoSuchFileError(f"File does not exist: {self.location}")
         return int(info.size)
 
@@ -282,7 +304,7 @@ class InputFile:
         except FileNotFoundError as e:
             raise NoSuchFileError(f"File does not exist: {self.location}") from e
         except OSError as e:
-            if r.fs.get_file_info(r.path).type == pafs.FileType.NotFound:
+            if r.fs.get_file_info(r.path).type == _pafs().FileType.NotFound:
                 raise NoSuchFileError(f"File does not exist: {self.location}") from e
             raise
 
@@ -292,6 +314,13 @@ class InputFile:
         Raises:
             NoSuchFileError: the file does not exist.
         """
+        local = _local_path(self.location)
+        if local is not None:
+            try:
+                with open(local, "rb") as f:
+                    return f.read()
+            except FileNotFoundError as e:
+                raise NoSuchFileError(f"File does not exist: {self.location}") from e
         with self.open() as f:
             return bytes(f.read())
 
@@ -323,7 +352,7 @@ class OutputFile:
             FileAlreadyExistsError: ``overwrite`` is False and the file exists.
         """
         r = self.io._resolve(self.location)
-        if not overwrite and r.fs.get_file_info(r.path).type != pafs.FileType.NotFound:
+        if not overwrite and r.fs.get_file_info(r.path).type != _pafs().FileType.NotFound:
             raise FileAlreadyExistsError(f"Cannot create {self.location}: file already exists")
         if r.scheme == "file":
             return _local_stream(r.path, self.location, overwrite=overwrite)
@@ -343,6 +372,13 @@ class OutputFile:
 
     def __repr__(self) -> str:
         return f"OutputFile({self.location!r})"
+
+
+def _local_path(location: str) -> str | None:
+    """The absolute path of a local location (as :meth:`FileIO.resolve` spells it), else None."""
+    if _check_scheme(location) not in LOCAL_SCHEMES:
+        return None
+    return os.path.abspath(to_local_path(location))
 
 
 def _check_scheme(location: str) -> str:
@@ -428,6 +464,8 @@ def _local_stream(path: str, location: str, *, overwrite: bool) -> IO[bytes]:
     os.makedirs(directory, exist_ok=True)
     if overwrite:
         return open(path, "wb")
+    import tempfile  # on use: only writers need it
+
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     os.close(fd)
     return _LocalExclusiveStream(tmp, path, location)

@@ -1,10 +1,14 @@
 """Which delete files apply to which data file (spec "Scan Planning", delete file rules).
 
-A position delete file applies to a data file when the data file's data sequence number is less than or
-equal to the delete's, and either the delete names that file (``referenced_data_file``) or both share a
-partition (spec id and values) and the delete's ``file_path`` bounds (reserved field 2147483546) admit the
-data file's path. An equality delete file applies when the data sequence number is strictly less than the
-delete's and both share a partition, or the delete was written with an unpartitioned spec (a global delete).
+A deletion vector (v3: a blob in a Puffin file) applies to the data file named by its
+``referenced_data_file`` when the data file's data sequence number is less than or equal to the vector's;
+when one applies, position delete files do not (writers fold them into the vector), and a snapshot holds
+at most one vector per data file. Otherwise a position delete file applies to a data file when the data
+file's data sequence number is less than or equal to the delete's, and either the delete names that file
+(``referenced_data_file``) or both share a partition (spec id and values) and the delete's ``file_path``
+bounds (reserved field 2147483546) admit the data file's path. An equality delete file applies when the
+data sequence number is strictly less than the delete's and both share a partition, or the delete was
+written with an unpartitioned spec (a global delete).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from floe.errors import InvalidMetadataError
 from floe.spec.manifest import FileContent, FileFormat, ManifestEntry
 from floe.spec.partitioning import PartitionSpec
 
@@ -75,13 +80,20 @@ class DeleteFileIndex:
     Args:
         entries: live delete manifest entries (sequence numbers already inherited).
         specs_by_id: the table's partition specs (an unpartitioned equality delete is global).
+        table_name: for error messages.
+
+    Raises:
+        InvalidMetadataError: two deletion vectors name the same data file.
     """
 
-    def __init__(self, entries: Iterable[ManifestEntry], specs_by_id: Mapping[int, PartitionSpec]) -> None:
+    def __init__(
+        self, entries: Iterable[ManifestEntry], specs_by_id: Mapping[int, PartitionSpec], table_name: str = ""
+    ) -> None:
         self._global_eq = _SeqSorted()
         self._eq_by_partition: dict[tuple[int, tuple[object, ...]], _SeqSorted] = {}
         self._pos_by_partition: dict[tuple[int, tuple[object, ...]], _SeqSorted] = {}
         self._pos_by_path: dict[str, _SeqSorted] = {}
+        self._dv_by_path: dict[str, ManifestEntry] = {}
         self._bounds: dict[int, tuple[str, str]] = {}
         self._count = 0
         for e in entries:
@@ -95,7 +107,9 @@ class DeleteFileIndex:
                 else:
                     self._eq_by_partition.setdefault((f.spec_id, f.partition), _SeqSorted()).add(seq, e)
             elif f.content == FileContent.POSITION_DELETES:
-                if f.referenced_data_file is not None:
+                if is_deletion_vector(e):
+                    self._add_deletion_vector(e, table_name)
+                elif f.referenced_data_file is not None:
                     self._pos_by_path.setdefault(f.referenced_data_file, _SeqSorted()).add(seq, e)
                 else:
                     b = _path_bounds(e)
@@ -114,6 +128,20 @@ class DeleteFileIndex:
         ):
             s.freeze()
 
+    def _add_deletion_vector(self, entry: ManifestEntry, table_name: str) -> None:
+        path = entry.data_file.referenced_data_file
+        if path is None:
+            raise InvalidMetadataError(
+                f"Table {table_name}: deletion vector in {entry.data_file.file_path} "
+                "has no referenced_data_file"
+            )
+        other = self._dv_by_path.setdefault(path, entry)
+        if other is not entry:
+            raise InvalidMetadataError(
+                f"Table {table_name}: data file {path} has two deletion vectors "
+                f"({other.data_file.file_path}, {entry.data_file.file_path}); a snapshot may hold only one"
+            )
+
     def __len__(self) -> int:
         return self._count
 
@@ -124,20 +152,24 @@ class DeleteFileIndex:
     def for_data_file(
         self, data_sequence_number: int, spec_id: int, partition: tuple[object, ...], file_path: str
     ) -> tuple[ManifestEntry, ...]:
-        """The delete entries that apply to one data file, position deletes first."""
+        """The delete entries that apply to one data file, position deletes (or its vector) first."""
         if self._count == 0:
             return ()
         out: list[ManifestEntry] = []
         key = (spec_id, partition)
-        by_path = self._pos_by_path.get(file_path)
-        if by_path is not None:
-            out.extend(by_path.at_least(data_sequence_number))
-        part = self._pos_by_partition.get(key)
-        if part is not None:
-            for e in part.at_least(data_sequence_number):
-                b = self._bounds.get(id(e))
-                if b is None or b[0] <= file_path <= b[1]:
-                    out.append(e)
+        dv = self._dv_by_path.get(file_path)
+        if dv is not None and data_sequence_number <= _seq(dv):
+            out.append(dv)  # the vector holds every position delete of the file: delete files are skipped
+        else:
+            by_path = self._pos_by_path.get(file_path)
+            if by_path is not None:
+                out.extend(by_path.at_least(data_sequence_number))
+            part = self._pos_by_partition.get(key)
+            if part is not None:
+                for e in part.at_least(data_sequence_number):
+                    b = self._bounds.get(id(e))
+                    if b is None or b[0] <= file_path <= b[1]:
+                        out.append(e)
         eq = self._eq_by_partition.get(key)
         if eq is not None:
             out.extend(eq.greater_than(data_sequence_number))

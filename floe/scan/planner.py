@@ -23,7 +23,7 @@ from floe.errors import UnsupportedError
 from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression
 from floe.io.fileio import FileIO
 from floe.scan import _filters
-from floe.scan.delete_index import DeleteFileIndex, is_deletion_vector
+from floe.scan.delete_index import DeleteFileIndex
 from floe.scan.parallel import MIN_MANIFESTS_FOR_PROCESSES, PlanJob, plan_in_processes
 from floe.scan.tasks import FileScanTask
 from floe.serde.manifest_avro import read_manifest, read_manifest_header, read_manifest_list
@@ -243,7 +243,7 @@ class ManifestPlanner:
         deletes = [m for m in manifests if m.content == ManifestContent.DELETES and self._manifest_selected(m)]
         entries = list(self._stream(deletes, self._live_matching_deletes))
         self.metrics["result_delete_files"] += len(entries)
-        return DeleteFileIndex(entries, self._specs)
+        return DeleteFileIndex(entries, self._specs, self._table)
 
     def _live_matching_deletes(self, m: ManifestFile, data: bytes | None = None) -> list[ManifestEntry]:
         f = self._for_spec(m.partition_spec_id)
@@ -302,12 +302,6 @@ class ManifestPlanner:
                 deletes: tuple[ManifestEntry, ...] = ()
                 if lookup is not None:
                     deletes = lookup(seq, df.spec_id, df.partition, df.file_path)
-                    for d in deletes:
-                        if is_deletion_vector(d):
-                            raise UnsupportedError(
-                                f"Table {self._table}: data file {df.file_path} has a v3 deletion vector "
-                                f"({d.data_file.file_path}); deletion vectors are not supported yet"
-                            )
                 count += 1
                 yield FileScanTask(df, seq, deletes, residual, 0, -1, specs.get(df.spec_id))
         finally:

@@ -27,7 +27,9 @@ class FileScanTask:
     """Read ``length`` bytes of ``data_file`` from ``start``, applying ``deletes`` and ``residual``.
 
     ``deletes`` are the manifest entries of the delete files that apply (their ``sequence_number`` is the
-    delete's data sequence number, which decides which equality-deleted rows a reader drops).
+    delete's data sequence number, which decides which equality-deleted rows a reader drops). A v3
+    deletion vector is a position delete entry whose bytes are one blob of a Puffin file
+    (``content_offset``/``content_size_in_bytes``); when present it is the only position delete.
     """
 
     data_file: DataFile
@@ -58,7 +60,7 @@ class FileScanTask:
 
     def weight(self, open_file_cost: int) -> int:
         """Planning weight: bytes read including delete files, at least the cost of opening each file."""
-        deletes = sum(e.data_file.file_size_in_bytes for e in self.deletes)
+        deletes = sum(_delete_bytes(e.data_file) for e in self.deletes)
         return max(self.size_bytes + deletes, (1 + len(self.deletes)) * open_file_cost)
 
     def with_range(self, start: int, length: int) -> FileScanTask:
@@ -71,6 +73,11 @@ class FileScanTask:
             f"FileScanTask({self.data_file.file_path!r}, start={self.start}, length={self.length}, "
             f"deletes={len(self.deletes)}, residual={self.residual})"
         )
+
+
+def _delete_bytes(f: DataFile) -> int:
+    """Bytes a reader fetches for one delete: a deletion vector's blob, not its whole Puffin file."""
+    return f.content_size_in_bytes if f.content_size_in_bytes is not None else f.file_size_in_bytes
 
 
 @dataclass(frozen=True, slots=True, eq=False)

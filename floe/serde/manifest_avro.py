@@ -415,7 +415,7 @@ _STATS_FIELD_IDS = (108, 109, 110, 137, 125, 128)
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(schema_text: str, stats_columns: frozenset[int] | None) -> tuple[dict[str, Any], Reader]:
+def _compiled(schema_text: str, stats_columns: frozenset[int] | None) -> Reader:
     """Parse and compile a manifest writer schema once per (schema, projection): a table's manifests
     share a handful of schemas, and compiling costs milliseconds."""
     writer_schema = json.loads(schema_text)
@@ -423,7 +423,7 @@ def _compiled(schema_text: str, stats_columns: frozenset[int] | None) -> tuple[d
     if stats_columns is not None:
         keep = stats_columns or None  # nothing to keep: skip the maps entirely
         projection = {fid: keep for fid in _STATS_FIELD_IDS}
-    return writer_schema, compile_reader(writer_schema, projection=projection, as_tuples=True)
+    return compile_reader(writer_schema, projection=projection, as_tuples=True)
 
 
 def _entries(
@@ -439,10 +439,11 @@ def _entries(
     try:
         metadata, blocks = read_container(fo)
         keep = None if stats_columns is None else frozenset(stats_columns)
-        writer_schema, read = _compiled(metadata["avro.schema"], keep)
+        schema_text = metadata["avro.schema"]
+        read = _compiled(schema_text, keep)
     except (ValueError, KeyError, EOFError) as exc:
         raise InvalidMetadataError(f"cannot read manifest {_describe(fo)}: {exc}") from exc
-    build = _entry_builder(writer_schema, metadata, manifest_file, partition_spec, schema, _describe(fo))
+    build = _entry_builder(schema_text, metadata, manifest_file, partition_spec, schema, _describe(fo))
     try:
         for block, count in blocks:
             if pause_gc_per_block:
@@ -474,7 +475,7 @@ def _positions_by_id(record: dict[str, Any]) -> dict[int, int]:
 
 
 def _entry_builder(
-    writer_schema: dict[str, Any],
+    schema_text: str,
     header: dict[str, Any],
     manifest_file: ManifestFile | None,
     spec: PartitionSpec | None,
@@ -482,20 +483,11 @@ def _entry_builder(
     where: str,
 ) -> Callable[[tuple[Any, ...]], ManifestEntry]:
     """A function from a decoded manifest_entry record (a tuple in writer-schema field order) to a
-    ManifestEntry, generated for this file's field positions (absent optional fields become None)."""
-    top = _positions_by_id(writer_schema)
-    df_field = _field_by_id(writer_schema, 2)
-    if df_field is None or 0 not in top:
-        raise InvalidMetadataError(f"{where} is not a manifest (no status/data_file fields)")
-    df_schema = _unwrap(df_field["type"])
-    d = _positions_by_id(df_schema)
-    missing = [i for i in (100, 101, 103, 104) if i not in d]
-    if missing:
-        raise InvalidMetadataError(f"{where}: data_file lacks required field ids {missing}")
-    part_field = _field_by_id(df_schema, 102)
-    part_record = _unwrap(part_field["type"]) if part_field is not None else {"fields": []}
-    read_partition = _partition_reader(part_record, spec, schema)
-
+    ManifestEntry for this manifest: the cached code for its writer schema, bound to its inherited values."""
+    try:
+        make_build = _entry_builder_factory(schema_text, _Same(spec), _Same(schema))
+    except _NotAManifestError as exc:
+        raise InvalidMetadataError(f"{where}{exc}") from None
     spec_id_text = header.get("partition-spec-id")
     if manifest_file is not None:
         spec_id = manifest_file.partition_spec_id
@@ -503,6 +495,58 @@ def _entry_builder(
         spec_id = int(spec_id_text)
     else:
         spec_id = spec.spec_id if spec is not None else 0
+    if manifest_file is None:
+        return make_build(spec_id, None, None, [None])
+    return make_build(
+        spec_id, manifest_file.added_snapshot_id, manifest_file.sequence_number, [manifest_file.first_row_id]
+    )
+
+
+class _NotAManifestError(Exception):
+    """A writer schema without a manifest entry's required fields (the caller names the file)."""
+
+
+class _Same:
+    """A cache key comparing its object by identity; it holds the object, so the id stays unique while cached.
+
+    A table's manifests are decoded with the same spec and schema objects, and hashing a wide schema per
+    manifest would cost more than the lookup saves."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
+@functools.lru_cache(maxsize=64)
+def _entry_builder_factory(
+    schema_text: str, spec_key: _Same, schema_key: _Same
+) -> Callable[[int, int | None, int | None, list[int | None]], Callable[[tuple[Any, ...]], ManifestEntry]]:
+    """Generate, once per (writer schema, spec, table schema), the code that turns records into entries
+    (generating and compiling it costs ~0.5 ms, as much as decoding a small manifest). The result takes the
+    manifest's own values: spec id, inherited snapshot id and sequence number, and a one-element list
+    holding the next first row id to inherit (advanced as entries are built)."""
+    spec: PartitionSpec | None = spec_key.obj  # type: ignore[assignment]
+    schema: Schema | None = schema_key.obj  # type: ignore[assignment]
+    writer_schema = json.loads(schema_text)
+    top = _positions_by_id(writer_schema)
+    df_field = _field_by_id(writer_schema, 2)
+    if df_field is None or 0 not in top:
+        raise _NotAManifestError(" is not a manifest (no status/data_file fields)")
+    df_schema = _unwrap(df_field["type"])
+    d = _positions_by_id(df_schema)
+    missing = [i for i in (100, 101, 103, 104) if i not in d]
+    if missing:
+        raise _NotAManifestError(f": data_file lacks required field ids {missing}")
+    part_field = _field_by_id(df_schema, 102)
+    part_record = _unwrap(part_field["type"]) if part_field is not None else {"fields": []}
+    read_partition = _partition_reader(part_record, spec, schema)
 
     ns: dict[str, Any] = {
         "status_of": _STATUS,
@@ -514,10 +558,6 @@ def _entry_builder(
         "new_df": DataFile,
         "new_entry": ManifestEntry,
         "read_partition": read_partition,
-        "spec_id": spec_id,
-        "inherited_snapshot": manifest_file.added_snapshot_id if manifest_file is not None else None,
-        "manifest_seq": manifest_file.sequence_number if manifest_file is not None else None,
-        "next_row_id": [manifest_file.first_row_id if manifest_file is not None else None],
     }
 
     def fx(fid: int) -> str:  # data_file field by id
@@ -540,40 +580,45 @@ def _entry_builder(
     else:
         part = f"read_partition({fx(102)})"
     content = f"content_of[{fx(134)} or 0]" if 134 in d else "DATA"
-    # Generated once per manifest: attribute lookups by position, no per-entry branching on the schema.
+    # Attribute lookups by position, no per-entry branching on the schema; the manifest's own values are
+    # closure variables of the returned build function.
     src = f"""
-def build(rec):
-    f = rec[{top[2]}]
-    status = status_of[rec[{top[0]}]]
-    content = {content}
-    fmt_text = f[{d[101]}]
-    fmt = formats.get(fmt_text) or file_format(fmt_text)
-    record_count = f[{d[103]}]
-    split = {fx(132)}
-    eq = {fx(135)}
-    first_row_id = {fx(142)}
-    if first_row_id is None and next_row_id[0] is not None and content is DATA:
-        first_row_id = next_row_id[0]
-        next_row_id[0] += record_count
-    snap = {tx(1)}
-    if snap is None:
-        snap = inherited_snapshot
-    seq = {tx(3)}
-    fseq = {tx(4)}
-    if manifest_seq is not None and (status is added or manifest_seq == 0):
-        # Spec: null sequence numbers of ADDED entries inherit the manifest's; v1 manifests (0) too.
-        if seq is None:
-            seq = manifest_seq
-        if fseq is None:
-            fseq = manifest_seq
-    data_file = new_df(
-        content, f[{d[100]}], fmt, {part}, record_count, f[{d[104]}],
-        {mx(108)}, {mx(109)}, {mx(110)}, {mx(137)}, {mx(125)}, {mx(128)},
-        {fx(131)}, None if split is None else tuple(split), None if eq is None else tuple(eq), {fx(140)},
-        spec_id, first_row_id, {fx(143)}, {fx(144)}, {fx(145)},
-    )
-    return new_entry(status, snap, seq, fseq, data_file)
+def make_build(spec_id, inherited_snapshot, manifest_seq, next_row_id):
+    def build(rec):
+        f = rec[{top[2]}]
+        status = status_of[rec[{top[0]}]]
+        content = {content}
+        fmt_text = f[{d[101]}]
+        fmt = formats.get(fmt_text) or file_format(fmt_text)
+        record_count = f[{d[103]}]
+        split = {fx(132)}
+        eq = {fx(135)}
+        first_row_id = {fx(142)}
+        if first_row_id is None and next_row_id[0] is not None and content is DATA:
+            first_row_id = next_row_id[0]
+            next_row_id[0] += record_count
+        snap = {tx(1)}
+        if snap is None:
+            snap = inherited_snapshot
+        seq = {tx(3)}
+        fseq = {tx(4)}
+        if manifest_seq is not None and (status is added or manifest_seq == 0):
+            # Spec: null sequence numbers of ADDED entries inherit the manifest's; v1 manifests (0) too.
+            if seq is None:
+                seq = manifest_seq
+            if fseq is None:
+                fseq = manifest_seq
+        data_file = new_df(
+            content, f[{d[100]}], fmt, {part}, record_count, f[{d[104]}],
+            {mx(108)}, {mx(109)}, {mx(110)}, {mx(137)}, {mx(125)}, {mx(128)},
+            {fx(131)}, None if split is None else tuple(split), None if eq is None else tuple(eq), {fx(140)},
+            spec_id, first_row_id, {fx(143)}, {fx(144)}, {fx(145)},
+        )
+        return new_entry(status, snap, seq, fseq, data_file)
+    return build
 """
     exec(src, ns)  # noqa: S102 - source built above from fixed templates and integer positions only
-    build: Callable[[tuple[Any, ...]], ManifestEntry] = ns["build"]
-    return build
+    make_build: Callable[
+        [int, int | None, int | None, list[int | None]], Callable[[tuple[Any, ...]], ManifestEntry]
+    ] = ns["make_build"]
+    return make_build

@@ -18,6 +18,7 @@ every hook runs on each session returned by :func:`session` or :func:`attach`.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -96,6 +97,10 @@ def _quiet_local_startup(settings: dict[str, str]) -> None:
     """Keep a local session's start-up from printing log4j and hostname chatter (users' settings win)."""
     # Without SPARK_LOCAL_IP Spark warns that the hostname resolves to loopback on most laptops and CI.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers default to the `python3` on PATH, which need not be the interpreter (venv) Floe and
+    # pyarrow are installed in; the driver's own interpreter always has them.
+    if "spark.pyspark.python" not in settings:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if "spark.driver.extraJavaOptions" not in settings:
         log_conf = Path(__file__).with_name("log4j2.properties")
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log_conf.as_uri()}"

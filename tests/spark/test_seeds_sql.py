@@ -280,16 +280,52 @@ def test_seed_ch6_version_management_procedures(session: SqlSession) -> None:
     assert {r[0] for r in history.rows if r[1]} == {ids[0], ids[1]}
 
 
-def test_seed_ch6_metadata_management_procedures_report_unsupported(session: SqlSession) -> None:
+def test_seed_ch6_expire_snapshots_and_rewrite_manifests(session: SqlSession, tmp_path: Path) -> None:
     session.sql(CREATE_SENSORDATA)
-    run(session, "INSERT INTO sensordata VALUES('sensor_01',1635743301,-12.1,'2021-12-01')")
     for sql in (
-        "CALL hadoop_catalog.system.expire_snapshots('db.sensordata', TIMESTAMP '2022-01-26 13:26:40.707', 3)",
-        "CALL hadoop_catalog.system.rewrite_manifests('db.sensordata')",
+        "INSERT INTO sensordata VALUES('sensor_01',1635743301,-12.1,'2021-12-01')",
+        "INSERT OVERWRITE sensordata VALUES('sensor_02',1635743301,23.6,'2021-12-01')",
+        "INSERT INTO sensordata VALUES('sensor_02',1638421701,-22.2,'2021-12-02')",
+        "DELETE FROM sensordata WHERE dt = '2021-12-02'",
+        "INSERT INTO sensordata VALUES('sensor_03',1638421701,-22.2,'2021-12-03')",
     ):
-        with pytest.raises(UnsupportedError, match=r"^Not supported yet: CALL hadoop_catalog\.system\."):
-            run(session, sql)
-    assert len(run(session, "SELECT * FROM hadoop_catalog.db.sensordata.snapshots")) == 1
+        run(session, sql)
+    expected = [("sensor_02", 1635743301, 23.6, "2021-12-01"), ("sensor_03", 1638421701, -22.2, "2021-12-03")]
+    assert rows(session, "SELECT * FROM sensordata") == expected
+    data_dir = tmp_path / "dw" / "iceberg" / "db" / "sensordata" / "data"
+    files_before = {p for p in data_dir.rglob("*.parquet")}
+    committed = [r[0] for r in run(session, "SELECT committed_at FROM hadoop_catalog.db.sensordata.snapshots ORDER BY committed_at").rows]
+    # 2.2.1 expire everything older than the third commit, keeping 3 snapshots
+    stamp = committed[2].isoformat(sep=" ", timespec="milliseconds")
+    result = run(session, f"CALL hadoop_catalog.system.expire_snapshots('db.sensordata', TIMESTAMP '{stamp}', 3)")
+    assert result.columns[:5] == [
+        "deleted_data_files_count", "deleted_position_delete_files_count", "deleted_equality_delete_files_count",
+        "deleted_manifest_files_count", "deleted_manifest_lists_count",
+    ]
+    deleted = dict(zip(result.columns, result.rows[0]))
+    # the first insert's file was only needed by the two expired snapshots (the overwrite replaced it)
+    assert deleted["deleted_data_files_count"] == 1 and deleted["deleted_manifest_lists_count"] == 2
+    assert deleted["deleted_manifest_files_count"] >= 1
+    assert len(files_before - set(data_dir.rglob("*.parquet"))) == 1
+    after = run(session, HISTORY_JOIN.replace("h.made_current_at", "s.committed_at").replace("made_current_at", "committed_at"))
+    assert [r[1] for r in after.rows] == ["append", "delete", "append"]  # nothing older than the cut-off is left
+    assert min(r[0] for r in after.rows) >= committed[2]
+    assert rows(session, "SELECT * FROM sensordata") == expected
+    # 2.2.2 rewrite manifests: every data manifest of the current snapshot into one, a replace snapshot
+    manifests = len(run(session, "SELECT * FROM hadoop_catalog.db.sensordata.manifests WHERE content = 0"))
+    assert manifests > 1
+    result = run(session, "CALL hadoop_catalog.system.rewrite_manifests('db.sensordata')")
+    assert result.columns == ["rewritten_manifests_count", "added_manifests_count"]
+    assert result.rows == [(manifests, 1)]
+    result = run(session, "CALL hadoop_catalog.system.rewrite_manifests('db.sensordata', false)")
+    assert result.rows == [(1, 1)]
+    ops = run(session, "SELECT operation FROM hadoop_catalog.db.sensordata.snapshots ORDER BY committed_at")
+    assert [r[0] for r in ops.rows][-2:] == ["replace", "replace"]
+    assert len(run(session, "SELECT * FROM hadoop_catalog.db.sensordata.manifests")) == 1
+    assert rows(session, "SELECT * FROM sensordata") == expected
+    # Hive-only procedures keep the clear error
+    with pytest.raises(UnsupportedError, match=r"^Not supported yet: CALL hadoop_catalog\.system\.migrate"):
+        run(session, "CALL hadoop_catalog.system.migrate('db.sensordata')")
 
 
 @pytest.mark.skip(reason="seed ch.6 sections 1 and 3 need Hive (HiveIcebergStorageHandler, Hive tables to migrate); Floe has no Hive")

@@ -77,6 +77,48 @@ def test_local_missing_file_raises_no_such_file_naming_it(tmp_path: Path) -> Non
         io.delete(loc, missing_ok=False)
 
 
+def test_local_plain_io_reads_agree_with_pyarrow_file_system(tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    io, arrow = FileIO(), pafs.LocalFileSystem()
+    for name in ("f.bin", "d", "missing"):
+        path = str(tmp_path / name)
+        info = arrow.get_file_info(path)
+        for loc in (path, f"file:{path}", f"file://{path}"):
+            inp = io.new_input(loc)
+            assert inp.exists() == io.exists(loc) == (info.type == pafs.FileType.File), loc
+            if info.type == pafs.FileType.File:
+                assert (inp.length(), inp.read_bytes()) == (info.size, arrow.open_input_file(path).read())
+            else:
+                with pytest.raises((NoSuchFileError, OSError)):
+                    inp.read_bytes()
+                with pytest.raises(NoSuchFileError, match=name):
+                    inp.length()
+
+
+def test_local_reads_do_not_import_pyarrow(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    code = (
+        "import sys\n"
+        "from floe.io.fileio import FileIO\n"
+        f"inp = FileIO().new_input({str(tmp_path / 'f.bin')!r})\n"
+        "got = (inp.exists(), inp.length(), inp.read_bytes())\n"
+        "print(got, 'pyarrow' in sys.modules)\n"
+        "inp.open().close()\n"  # streams are pyarrow's: now it is loaded
+        "print('pyarrow' in sys.modules)\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["(True, 3, b'abc') False", "True"]
+
+
 def test_local_create_existing_without_overwrite_raises(tmp_path: Path) -> None:
     io = FileIO()
     loc = str(tmp_path / "v1.metadata.json")

@@ -278,6 +278,60 @@ def test_v3_first_row_id_inherited_in_file_order() -> None:
     assert [e.data_file.first_row_id for e in entries] == [1000, 1100, 1201]
 
 
+def test_cached_entry_builder_binds_each_manifests_inherited_values() -> None:
+    from floe.serde.manifest_avro import _entry_builder_factory
+
+    files = [data_file(0, PARTS[0]), data_file(1, PARTS[2])]  # no NaN partition: entries compare equal
+    data, mf = write([("add", f, {}) for f in files], format_version=3)
+    first = mf.with_changes(sequence_number=2, first_row_id=1000)
+    second = mf.with_changes(sequence_number=5, first_row_id=50)
+    hits = _entry_builder_factory.cache_info().hits
+    a = read_manifest(data, manifest_file=first, partition_spec=SPEC, schema=SCHEMA)
+    b = read_manifest(data, manifest_file=second, partition_spec=SPEC, schema=SCHEMA)
+    again = read_manifest(data, manifest_file=first, partition_spec=SPEC, schema=SCHEMA)
+    assert _entry_builder_factory.cache_info().hits >= hits + 2  # the generated code is reused
+    assert [(e.sequence_number, e.file_sequence_number, e.data_file.first_row_id) for e in a] == [
+        (2, 2, 1000),
+        (2, 2, 1100),
+    ]
+    assert [(e.sequence_number, e.file_sequence_number, e.data_file.first_row_id) for e in b] == [
+        (5, 5, 50),
+        (5, 5, 150),
+    ]
+    assert again == a
+
+
+def test_not_a_manifest_error_names_each_file() -> None:
+    schema = {"type": "record", "name": "r", "fields": [{"name": "x", "type": "long", "field-id": 1}]}
+    for name in ("first.avro", "second.avro"):  # the second hits the cache and must still name its file
+        out = io.BytesIO()
+        fastavro.writer(out, schema, [{"x": 1}])
+        fo = io.BytesIO(out.getvalue())
+        fo.name = name  # type: ignore[attr-defined]
+        with pytest.raises(InvalidMetadataError, match=f"^{name} is not a manifest"):
+            read_manifest(fo)
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "bzip2"])  # bzip2: handed to fastavro
+def test_read_container_blocks_and_metadata_match_fastavro(codec: str) -> None:
+    from floe.serde.avro_decoder import read_container
+
+    schema = {"type": "record", "name": "r", "fields": [{"name": "x", "type": "long"}]}
+    out = io.BytesIO()
+    fastavro.writer(out, schema, [{"x": i} for i in range(3000)], codec=codec, sync_interval=500)
+    data = out.getvalue()
+    expected = fastavro.block_reader(io.BytesIO(data))
+    metadata, blocks = read_container(io.BytesIO(data))
+    assert metadata == {k: v.decode() if isinstance(v, bytes) else v for k, v in expected.metadata.items()}
+    got = list(blocks)
+    assert len(got) > 2
+    assert got == [(b.bytes_.getvalue(), b.num_records) for b in expected]
+    if codec != "bzip2":  # the framing read here checks every block's sync marker
+        flipped = data[:-16] + bytes(b ^ 0xFF for b in data[-16:])
+        with pytest.raises(ValueError, match="sync marker"):
+            list(read_container(io.BytesIO(flipped))[1])
+
+
 def test_manifest_header_has_spec_keys_and_field_ids() -> None:
     data, _ = write([("add", data_file(0, PARTS[0]), {})], format_version=2)
     header = read_manifest_header(data)
