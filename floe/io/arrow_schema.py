@@ -56,6 +56,7 @@ __all__ = [
     "arrow_to_type",
     "field_id_of",
     "field_to_arrow",
+    "orc_ids_as_field_ids",
     "schema_to_arrow",
     "type_to_arrow",
     "without_field_ids",
@@ -63,6 +64,8 @@ __all__ = [
 
 FIELD_ID_KEY = b"PARQUET:field_id"
 DOC_KEY = b"doc"
+# Iceberg's ORC writers keep field ids in ORC type attributes; pyarrow (>= 16) surfaces them as field metadata.
+ORC_ID_KEY = b"iceberg.id"
 
 UUID_ARROW_TYPE: pa.DataType = pa.uuid() if hasattr(pa, "uuid") else pa.binary(16)
 
@@ -220,6 +223,33 @@ def _arrow_field(f: pa.Field, parent: str, next_id: Callable[[], int] | None) ->
         fid = next_id()
     doc = f.metadata.get(DOC_KEY).decode() if f.metadata and DOC_KEY in f.metadata else None
     return NestedField(fid, f.name, arrow_to_type(f.type, column=name, next_id=next_id), not f.nullable, doc)
+
+
+def orc_ids_as_field_ids(arrow_schema: pa.Schema) -> pa.Schema | None:
+    """An ORC file's Arrow schema with its ``iceberg.id`` attributes as ``PARQUET:field_id``, or None.
+
+    None when the file has no ids at the top level (written by Hive or another engine before migration):
+    such files are matched by name mapping.
+    """
+    if not any(f.metadata and ORC_ID_KEY in f.metadata for f in arrow_schema):
+        return None
+    return pa.schema([_orc_field(f) for f in arrow_schema], metadata=arrow_schema.metadata)
+
+
+def _orc_field(f: pa.Field) -> pa.Field:
+    md = dict(f.metadata or {})
+    if ORC_ID_KEY in md:
+        md[FIELD_ID_KEY] = md[ORC_ID_KEY]
+    t = f.type
+    if pa.types.is_struct(t):
+        t = pa.struct([_orc_field(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_map(t):
+        t = pa.map_(_orc_field(t.key_field), _orc_field(t.item_field), keys_sorted=t.keys_sorted)
+    elif pa.types.is_large_list(t):
+        t = pa.large_list(_orc_field(t.value_field))
+    elif pa.types.is_list(t):
+        t = pa.list_(_orc_field(t.value_field))
+    return pa.field(f.name, t, nullable=f.nullable, metadata=md or None)
 
 
 def without_field_ids(arrow_schema: pa.Schema) -> pa.Schema:

@@ -23,6 +23,7 @@ __all__ = [
     "MappedField",
     "NameMapping",
     "apply_name_mapping",
+    "mapping_contradicts_schema",
     "name_mapping_from_schema",
 ]
 
@@ -120,6 +121,47 @@ def _map_children(t: IcebergType) -> tuple[MappedField, ...]:
     if isinstance(t, (StructType, ListType, MapType)):
         return tuple(_map_field(c) for c in t.children)
     return ()
+
+
+def mapping_contradicts_schema(mapping: NameMapping, schema: Schema) -> str | None:
+    """Why ``mapping`` cannot describe ``schema`` (a mapped id nested under another parent), else None.
+
+    Tables migrated from Hive have been written with a mapping numbered depth-first while the schema's ids
+    are breadth-first (Impala's ``iceberg_migrated_complex_test_orc``: ``struct_1_col.int_array_col`` maps
+    to id 2, the schema's top-level ``int_bigint_map_col``). Reading through such a mapping pairs file
+    columns with unrelated fields, so callers fall back to the schema's own names. Ids the schema does not
+    know (dropped columns) and entries without ids are not evidence either way.
+    """
+    parents: dict[int, int | None] = {}
+
+    def index(fields: Iterable[NestedField], parent: int | None) -> None:
+        for f in fields:
+            parents[f.field_id] = parent
+            index(_children(f.field_type), f.field_id)
+
+    index(schema.fields, None)
+
+    def check(entries: Iterable[MappedField], parent: int | None, path: str) -> str | None:
+        for e in entries:
+            name = path + (e.names[0] if e.names else "?")
+            if e.field_id is not None and e.field_id in parents and parent != _UNKNOWN:
+                if parents[e.field_id] != parent:
+                    owner = parents[e.field_id]
+                    where = "at the top level" if owner is None else f"under field id {owner}"
+                    return f"{name} maps to field id {e.field_id}, which the schema has {where}"
+            why = check(e.fields, e.field_id if e.field_id is not None else _UNKNOWN, name + ".")
+            if why is not None:
+                return why
+        return None
+
+    return check(mapping.fields, None, "")
+
+
+_UNKNOWN: int = -1  # a parent entry without an id: its children cannot be checked
+
+
+def _children(t: IcebergType) -> tuple[NestedField, ...]:
+    return t.children if isinstance(t, (StructType, ListType, MapType)) else ()
 
 
 def apply_name_mapping(arrow_schema: pa.Schema, mapping: NameMapping) -> pa.Schema:

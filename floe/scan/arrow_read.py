@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io as _io
 import json
+import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -23,10 +24,17 @@ from floe.errors import UnsupportedError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
 from floe.expressions.to_arrow import to_arrow_expression
-from floe.io.arrow_schema import FIELD_ID_KEY, schema_to_arrow
+from floe.io.arrow_schema import FIELD_ID_KEY, orc_ids_as_field_ids, schema_to_arrow
 from floe.io.fileio import FileIO
-from floe.io.name_mapping import NameMapping, name_mapping_from_schema
+from floe.io.name_mapping import (
+    NameMapping,
+    apply_name_mapping,
+    mapping_contradicts_schema,
+    name_mapping_from_schema,
+)
 from floe.io.projection import constant_array, project_by_field_id
+from floe.io.puffin import read_deletion_vector
+from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileContent, FileFormat
@@ -39,17 +47,33 @@ __all__ = [
     "ReadContext",
     "fallback_field_ids",
     "name_mapping_of",
+    "orc_schema_with_ids",
     "read_data_file",
     "read_task_to_arrow",
     "read_tasks_to_arrow",
     "with_fallback_ids",
 ]
 
+_log = logging.getLogger(__name__)
+
 
 def name_mapping_of(properties: dict[str, str] | object, schema: Schema) -> NameMapping | None:
-    """The table's ``schema.name-mapping.default``, if set."""
+    """The table's ``schema.name-mapping.default``, if set and consistent with ``schema``.
+
+    A mapping whose ids contradict the schema's nesting (see ``mapping_contradicts_schema``) is ignored
+    with a warning: files are then matched by the schema's names, as for a table without a mapping.
+    """
     text = properties.get(P.SCHEMA_NAME_MAPPING_DEFAULT) if isinstance(properties, dict) else None
-    return NameMapping.from_json(text) if text else None
+    if not text:
+        return None
+    mapping = NameMapping.from_json(text)
+    why = mapping_contradicts_schema(mapping, schema)
+    if why is not None:
+        _log.warning(
+            "Ignoring %s: %s; matching file columns by the schema's names", P.SCHEMA_NAME_MAPPING_DEFAULT, why
+        )
+        return None
+    return mapping
 
 
 class ReadContext:
@@ -144,6 +168,16 @@ def with_fallback_ids(table: pa.Table, mapping: NameMapping | None, schema: Sche
     return table.cast(pa.schema(fields))
 
 
+def orc_schema_with_ids(orc_schema: pa.Schema, mapping: NameMapping) -> pa.Schema:
+    """An ORC file's Arrow schema with field ids: its ``iceberg.id`` type attributes, else ``mapping``.
+
+    ``mapping`` is the table's name mapping, or the current schema's names when it has none (Iceberg Java
+    reads ORC files without ids the same way).
+    """
+    with_ids = orc_ids_as_field_ids(orc_schema)
+    return with_ids if with_ids is not None else apply_name_mapping(orc_schema, mapping)
+
+
 def read_data_file(ctx: ReadContext, data_file: DataFile) -> pa.Table:
     """The raw Arrow table of a data or delete file, field ids attached where the format has them."""
     raw = ctx.open_bytes(data_file.file_path)
@@ -155,10 +189,7 @@ def read_data_file(ctx: ReadContext, data_file: DataFile) -> pa.Table:
         from pyarrow import orc
 
         table = orc.ORCFile(pa.BufferReader(raw)).read()
-        # pyarrow does not expose ORC type attributes (iceberg.id): resolve columns by name instead.
-        from floe.io.name_mapping import apply_name_mapping
-
-        return table.cast(apply_name_mapping(table.schema, ctx._fallback_mapping))
+        return table.cast(orc_schema_with_ids(table.schema, ctx._fallback_mapping))
     if fmt == FileFormat.AVRO:
         return _avro_to_arrow(raw)
     raise UnsupportedError(f"Table {ctx.table_name}: cannot read {fmt} file {data_file.file_path}")
@@ -199,6 +230,10 @@ def _deleted_positions(ctx: ReadContext, task: FileScanTask) -> np.ndarray | Non
     positions: list[np.ndarray] = []
     for e in task.deletes:
         if e.data_file.content != FileContent.POSITION_DELETES:
+            continue
+        if is_deletion_vector(e):
+            # A v3 deletion vector: one blob of a Puffin file, positions of this data file only.
+            positions.append(read_deletion_vector(ctx.io, ctx.location_of(e.data_file.file_path), e.data_file))
             continue
         d = read_data_file(ctx, e.data_file)
         names = {n.lower(): n for n in d.column_names}

@@ -13,6 +13,9 @@ Deletes (spec "Scan Planning", "Position Delete Files", "Equality Delete Files")
 - equality deletes: left-anti join on null-safe equality of the delete's columns, limited to data files
   with a smaller data sequence number in the same partition (or any partition for global deletes).
 Identity partition values are filled from the manifest for files that lack the column (imported files).
+
+ORC data files are read natively by name (see the ORC section below); Avro data files, ORC files with
+position deletes and tasks with ORC/Avro delete files are read on the driver (``_route``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,8 +35,10 @@ from floe.errors import UnsupportedError
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import comparison_key, is_local, to_local_path
-from floe.io.name_mapping import NameMapping
-from floe.scan.arrow_read import fallback_field_ids
+from floe.io.name_mapping import NameMapping, name_mapping_from_schema
+from floe.io.puffin import read_deletion_vector
+from floe.scan.arrow_read import fallback_field_ids, orc_schema_with_ids
+from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema, to_spark_type
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
@@ -181,6 +188,144 @@ def _probe_footers(io: FileIO, locations: list[str]) -> dict[str, _Footer]:
         return dict(pool.map(probe, locations))
 
 
+# -- ORC -------------------------------------------------------------------------------------------------
+# Spark's ORC reader matches columns by name and has no ``_metadata.row_index``: each file's schema is read
+# on the driver (the file tail only), its columns get ids (``iceberg.id`` attributes, else the name mapping,
+# else the schema's names), and files with the same schema are read together by their own names, then
+# renamed/cast to the read schema. Files with position deletes (which need row positions) stay on the driver.
+
+
+class _NotNative(Exception):
+    """A file column Spark's ORC reader cannot return as the table's type (read on the driver instead)."""
+
+
+def _probe_orc(io: FileIO, locations: list[str], mapping: NameMapping) -> dict[str, pa.Schema]:
+    """ORC file schemas with field ids, read in parallel."""
+    from pyarrow import orc
+
+    def probe(loc: str) -> tuple[str, pa.Schema]:
+        with io.new_input(loc).open() as fo:
+            schema = orc.ORCFile(fo).schema
+        return loc, orc_schema_with_ids(schema, mapping)
+
+    with ThreadPoolExecutor(8) as pool:
+        return dict(pool.map(probe, locations))
+
+
+_Convert = Callable[[Column], Column] | None  # None: the column is already the table's type
+
+
+@dataclass(frozen=True)
+class _TimeZones:
+    """Spark reads ORC TIMESTAMP (no zone) as wall time in the JVM's zone; turning it back needs both zones."""
+
+    session: str
+    jvm: str
+
+    def wall_time(self, col: Column) -> Column:
+        ntz = col.cast(T.TimestampNTZType())
+        if self.session == self.jvm:
+            return ntz
+        return F.convert_timezone(F.lit(self.session), F.lit(self.jvm), ntz)
+
+
+def _orc_primitive(at: pa.DataType) -> T.DataType:
+    if pa.types.is_boolean(at):
+        return T.BooleanType()
+    if pa.types.is_int8(at):
+        return T.ByteType()
+    if pa.types.is_int16(at):
+        return T.ShortType()
+    if pa.types.is_int32(at):
+        return T.IntegerType()
+    if pa.types.is_int64(at):
+        return T.LongType()
+    if pa.types.is_float32(at):
+        return T.FloatType()
+    if pa.types.is_float64(at):
+        return T.DoubleType()
+    if pa.types.is_decimal(at):
+        return T.DecimalType(at.precision, at.scale)
+    if pa.types.is_string(at) or pa.types.is_large_string(at):
+        return T.StringType()
+    if pa.types.is_binary(at) or pa.types.is_large_binary(at) or pa.types.is_fixed_size_binary(at):
+        return T.BinaryType()
+    if pa.types.is_date32(at):
+        return T.DateType()
+    if pa.types.is_timestamp(at):
+        return T.TimestampType()
+    raise _NotNative(str(at))
+
+
+def _orc_read_type(
+    t: IcebergType, at: pa.DataType, zones: Callable[[], _TimeZones]
+) -> tuple[T.DataType, _Convert]:
+    """The Spark type to request for a file column (its own names and types) and how to make it ``t``."""
+    if isinstance(t, StructType):
+        if not pa.types.is_struct(at):
+            raise _NotNative(str(at))
+        by_id = {field_id_of(at.field(i)): at.field(i) for i in range(at.num_fields)}
+        requested: list[T.StructField] = []
+        parts: list[tuple[NestedField, str | None, _Convert]] = []
+        for c in t.fields:
+            af = by_id.get(c.field_id)
+            if af is None:
+                parts.append((c, None, None))
+                continue
+            rt, conv = _orc_read_type(c.field_type, af.type, zones)
+            requested.append(T.StructField(af.name, rt, True))
+            parts.append((c, af.name, conv))
+        if not requested:
+            raise _NotNative("a struct none of whose fields the file has")
+        if all(name == c.name and conv is None for c, name, conv in parts):
+            return T.StructType(requested), None
+
+        def struct(col: Column) -> Column:
+            fields = []
+            for c, name, conv in parts:
+                if name is None:
+                    v = F.lit(None).cast(to_spark_type(c.field_type, for_files=True))
+                else:
+                    v = col.getField(name) if conv is None else conv(col.getField(name))
+                fields.append(v.alias(c.name))
+            return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*fields))
+
+        return T.StructType(requested), struct
+    if isinstance(t, ListType):
+        if not (pa.types.is_list(at) or pa.types.is_large_list(at)):
+            raise _NotNative(str(at))
+        rt, conv = _orc_read_type(t.element_type, at.value_type, zones)
+        return T.ArrayType(rt, True), None if conv is None else (lambda col: F.transform(col, conv))
+    if isinstance(t, MapType):
+        if not pa.types.is_map(at):
+            raise _NotNative(str(at))
+        kt, kconv = _orc_read_type(t.key_type, at.key_type, zones)
+        vt, vconv = _orc_read_type(t.value_type, at.item_type, zones)
+        if kconv is None and vconv is None:
+            return T.MapType(kt, vt, True), None
+
+        def remap(col: Column) -> Column:
+            out = col if kconv is None else F.transform_keys(col, lambda k, _v: kconv(k))
+            return out if vconv is None else F.transform_values(out, lambda _k, v: vconv(v))
+
+        return T.MapType(kt, vt, True), remap
+    rt = _orc_primitive(at)
+    target = to_spark_type(t, for_files=True)
+    if rt == target and not (isinstance(target, T.TimestampType) and at.tz is None):
+        return rt, None
+    if isinstance(rt, T.TimestampType):
+        if isinstance(target, T.TimestampNTZType):
+            return rt, lambda col: zones().wall_time(col)
+        if isinstance(target, T.TimestampType):  # a zone-less file column read as UTC, as Iceberg Java does
+            return rt, lambda col: F.convert_timezone(
+                F.lit("UTC"), F.lit(zones().session), zones().wall_time(col)
+            ).cast(target)
+        raise _NotNative(f"{at} as {target.simpleString()}")
+    if not isinstance(target, (T.NumericType, T.StringType, T.BinaryType, T.BooleanType, T.DateType)):
+        raise _NotNative(f"{at} as {target.simpleString()}")
+    return rt, lambda col: col.cast(target)
+
+
 # -- building --------------------------------------------------------------------------------------------
 class _Builder:
     def __init__(self, spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask]) -> None:
@@ -256,21 +401,48 @@ class _Builder:
     def _apply_position_deletes(self, df: DataFrame) -> DataFrame:
         entries: dict[str, ManifestEntry] = {}
         affected: dict[str, str] = {}
+        vectors: dict[str, ManifestEntry] = {}  # data file path -> its deletion vector
         for t in self.tasks:
             for e in t.deletes:
-                if e.data_file.content == FileContent.POSITION_DELETES:
+                if is_deletion_vector(e):
+                    vectors[t.data_file.file_path] = e
+                elif e.data_file.content == FileContent.POSITION_DELETES:
                     entries.setdefault(e.data_file.file_path, e)
                     affected[t.data_file.file_path] = driver_path_key(self.loc[t.data_file.file_path])
-        if not entries:
+        if not entries and not vectors:
             return df
-        dels = self._read_deletes(list(entries.values()), None)
-        cols = {c.lower(): c for c in dels.columns}
-        mapping = self.spark.createDataFrame(list(affected.items()), "_floe_orig string, _floe_dkey string")
-        dels = dels.join(F.broadcast(mapping), F.col(cols["file_path"]) == F.col("_floe_orig")).select(
-            F.col("_floe_dkey"), F.col(cols["pos"]).cast("long").alias("_floe_dpos")
-        )
+        dels: DataFrame | None = None
+        if entries:
+            files = self._read_deletes(list(entries.values()), None)
+            cols = {c.lower(): c for c in files.columns}
+            mapping = self.spark.createDataFrame(list(affected.items()), "_floe_orig string, _floe_dkey string")
+            dels = files.join(F.broadcast(mapping), F.col(cols["file_path"]) == F.col("_floe_orig")).select(
+                F.col("_floe_dkey"), F.col(cols["pos"]).cast("long").alias("_floe_dpos")
+            )
+        if vectors:
+            dv_rows = self._deletion_vector_rows(vectors)
+            dels = dv_rows if dels is None else dels.unionByName(dv_rows)
+        assert dels is not None
         cond = (F.col(_KEY) == F.col("_floe_dkey")) & (F.col(_POS) == F.col("_floe_dpos"))
         return df.join(dels, cond, "left_anti")
+
+    def _deletion_vector_rows(self, vectors: dict[str, ManifestEntry]) -> DataFrame:
+        """(path key, position) rows of v3 deletion vectors, decoded on the driver (one ranged read each)."""
+
+        def decode(item: tuple[str, ManifestEntry]) -> tuple[str, np.ndarray]:
+            path, e = item
+            positions = read_deletion_vector(self.inp.io, self.inp.location_of(e.data_file.file_path), e.data_file)
+            return driver_path_key(self.loc[path]), positions
+
+        with ThreadPoolExecutor(8) as pool:
+            decoded = list(pool.map(decode, vectors.items()))
+        keys = pa.array([k for k, _ in decoded], pa.string())
+        owner = np.repeat(np.arange(len(decoded)), [len(p) for _, p in decoded])  # row -> its data file
+        rows = pa.table({
+            "_floe_dkey": keys.take(pa.array(owner)),
+            "_floe_dpos": pa.array(np.concatenate([p for _, p in decoded]), pa.int64()),
+        })
+        return self.spark.createDataFrame(rows)
 
     def _apply_equality_deletes(self, df: DataFrame) -> DataFrame:
         groups: dict[tuple[int, ...], dict[str, ManifestEntry]] = {}
@@ -351,13 +523,86 @@ class _Builder:
             df = df.withColumn(name, F.coalesce(F.col(_q(name)), F.col(f"_floe_fill{i}")))
         return df.drop("_floe_k3", *[f"_floe_fill{i}" for i in fill_ids])
 
+    # -- ORC data files ------------------------------------------------------------------------------
+    def _orc_frames(self, tasks: list[FileScanTask]) -> tuple[list[DataFrame], list[FileScanTask]]:
+        """Native reads of ORC files grouped by file schema; the tasks Spark cannot read are returned."""
+        mapping = self.inp.name_mapping or name_mapping_from_schema(self.inp.table_schema)
+        locations = list(dict.fromkeys(self.loc[t.data_file.file_path] for t in tasks))
+        schemas = _probe_orc(self.inp.io, locations, mapping)
+        zones = _lazy_time_zones(self.spark)
+        groups: dict[str, tuple[T.StructType, list[Column], list[str]]] = {}
+        driver: set[str] = set()
+        for loc, schema in schemas.items():
+            key = schema.to_string(show_field_metadata=True, show_schema_metadata=False)
+            if key in groups:
+                groups[key][2].append(loc)
+                continue
+            try:
+                requested, columns = self._orc_plan(schema, zones)
+            except _NotNative:
+                driver.add(loc)
+                continue
+            groups[key] = (requested, columns, [loc])
+        for loc, schema in schemas.items():
+            ids = [i for f in schema if (i := field_id_of(f)) is not None]
+            self.footers[loc] = _Footer(frozenset(ids), tuple(schema.names))
+        native = [t for t in tasks if self.loc[t.data_file.file_path] not in driver]
+        rest = [t for t in tasks if self.loc[t.data_file.file_path] in driver]
+        if not native:
+            return [], rest
+        self.tasks = native
+        need_meta = any(t.deletes for t in native) or any(
+            _constant_fills(t, self.read_schema.fields, self._present(t)) for t in native
+        )
+        df: DataFrame | None = None
+        for requested, columns, locs in groups.values():
+            raw = self.spark.read.schema(requested).orc([_spark_location(x) for x in locs])
+            meta = [F.col("_metadata.file_path").alias(_FILE)] if need_meta else []
+            part = raw.select(*columns, *meta)
+            df = part if df is None else df.unionByName(part)
+        assert df is not None
+        if need_meta:
+            df = df.withColumn(_KEY, spark_path_key(F.col(_FILE)))
+            df = self._apply_identity_fills(df)
+            df = self._apply_equality_deletes(df)  # position deletes never reach here (no row_index in ORC)
+            df = df.drop(_FILE, _KEY)
+        return [self._finish(df)], rest
+
+    def _orc_plan(
+        self, schema: pa.Schema, zones: Callable[[], _TimeZones]
+    ) -> tuple[T.StructType, list[Column]]:
+        """The read schema of one ORC file layout (file names, file types) and the columns it becomes."""
+        by_id = {field_id_of(f): f for f in schema}
+        requested: list[T.StructField] = []
+        columns: list[Column] = []
+        for f in self.read_schema.fields:
+            name = self.names[f.field_id]
+            af = by_id.get(f.field_id)
+            if af is None:
+                columns.append(F.lit(None).cast(to_spark_type(f.field_type, for_files=True)).alias(name))
+                continue
+            rt, conv = _orc_read_type(f.field_type, af.type, zones)
+            requested.append(T.StructField(af.name, rt, True))
+            col = F.col(_q(af.name))
+            columns.append((col if conv is None else conv(col)).alias(name))
+        if not requested:  # no column to read, only rows to count: a column no file has reads as nulls
+            requested.append(T.StructField("_floe_rows", T.IntegerType(), True))
+        return T.StructType(requested), columns
+
+    def _for(self, tasks: list[FileScanTask]) -> _Builder:
+        """A builder for a subset of the tasks (deletes are looked up per frame)."""
+        return _Builder(self.spark, self.inp, tasks)
+
     # -- assembly ------------------------------------------------------------------------------------
     def build(self) -> DataFrame:
-        parquet = [t for t in self.tasks if t.data_file.file_format == FileFormat.PARQUET]
-        others = [t for t in self.tasks if t.data_file.file_format != FileFormat.PARQUET]
+        parquet, orc, others = _route(self.tasks)
         frames: list[DataFrame] = []
         if parquet:
-            frames.extend(self._parquet_frames(parquet))
+            frames.extend(self._for(parquet)._parquet_frames(parquet))
+        if orc:
+            orc_frames, rest = self._for(orc)._orc_frames(orc)
+            frames.extend(orc_frames)
+            others.extend(rest)
         if others:
             frames.append(self._arrow_frame(others))
         if not frames:
@@ -413,6 +658,47 @@ class _Builder:
     def _arrow_frame(self, tasks: list[FileScanTask]) -> DataFrame:
         table = self.inp.arrow_fallback(tasks)
         return self.spark.createDataFrame(table, to_spark_schema(self.read_schema))
+
+
+def _route(tasks: list[FileScanTask]) -> tuple[list[FileScanTask], list[FileScanTask], list[FileScanTask]]:
+    """Tasks read natively as Parquet, natively as ORC, and on the driver.
+
+    Spark reads Parquet delete files (and v3 deletion vectors are decoded on the driver), so a task with
+    an ORC or Avro delete file goes to the driver; so does an ORC file with position deletes, because
+    Spark's ORC source has no ``_metadata.row_index`` to join them on.
+    """
+    parquet: list[FileScanTask] = []
+    orc: list[FileScanTask] = []
+    driver: list[FileScanTask] = []
+    for t in tasks:
+        fmt = t.data_file.file_format
+        foreign_deletes = any(e.data_file.file_format in (FileFormat.ORC, FileFormat.AVRO) for e in t.deletes)
+        if fmt == FileFormat.PARQUET and not foreign_deletes:
+            parquet.append(t)
+        elif fmt == FileFormat.ORC and not foreign_deletes and not any(
+            e.data_file.content == FileContent.POSITION_DELETES for e in t.deletes
+        ):
+            orc.append(t)
+        else:
+            driver.append(t)
+    return parquet, orc, driver
+
+
+def _lazy_time_zones(spark: SparkSession) -> Callable[[], _TimeZones]:
+    """The session and JVM time zones, looked up once and only when an ORC timestamp needs them.
+
+    Executors are assumed to run with the driver JVM's default zone (true for local mode and for
+    clusters configured alike)."""
+    found: list[_TimeZones] = []
+
+    def get() -> _TimeZones:
+        if not found:
+            session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+            jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+            found.append(_TimeZones(session_tz, str(jvm.java.util.TimeZone.getDefault().getID())))
+        return found[0]
+
+    return get
 
 
 def _strip(t: T.DataType) -> T.DataType:

@@ -3,8 +3,18 @@
 Python plans (manifests -> files + deletes, floe.scan); Spark reads the Parquet files natively
 (``spark.read.schema(<schema with parquet.field.id>).parquet(...)``) and applies deletes with joins; the
 scan filter becomes a ``where()`` Spark can push into Parquet for columns whose names are stable (see
-floe.spark._scan_frames for why renamed columns are guarded). Files Spark cannot read natively here (ORC,
-Avro) are read on the driver with pyarrow and unioned in.
+floe.spark._scan_frames for why renamed columns are guarded).
+
+ORC data files are read natively too, by each file's own column names: the driver reads every file's
+schema (its tail only) and gives columns ids from the ``iceberg.id`` type attributes, else the table's
+name mapping, else the current schema's names, as Iceberg Java does. Read on the driver with
+pyarrow/fastavro (floe.scan.arrow_read) and unioned in:
+
+- ORC files with position deletes: Spark's ORC source has no ``_metadata.row_index`` (Spark 4.3) to join
+  the deleted positions on;
+- tasks whose delete files are ORC or Avro (Spark reads Parquet delete files only here);
+- Avro data files: pyspark ships no Avro source (``spark.read.format("avro")`` fails with
+  AVRO_DATA_SOURCE_NOT_ENABLED unless the external spark-avro package is deployed).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import io
 import json
 import math
 import uuid
+import zlib
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyarrow import orc
+from pyroaring import BitMap64
 from pyspark.sql import SparkSession
 
 import floe.spark
-from floe.errors import FloeError, NoSuchFileError, UnsupportedError, ValidationError
+from floe.errors import FloeError, NoSuchFileError, ValidationError
 from floe.io.table_folder import FolderTable, open_table_folder
 from floe.spark.read import located_folder_table
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry, ManifestEntryStatus
@@ -39,11 +41,7 @@ FIXTURES = Path("/work/shared/fixtures/java-tables")
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text()) if (FIXTURES / "MANIFEST.json").exists() else []
 
 # Out of scope, with the error the read must raise (the message must name the feature).
-OUT_OF_SCOPE: dict[str, tuple[type[Exception], str]] = {
-    "impala__iceberg_v3_deletion_vectors": (UnsupportedError, "deletion vector"),
-    # Impala-migrated ORC with nested columns whose ORC types differ from the mapped schema.
-    "impala__iceberg_migrated_complex_test_orc": (ValidationError, "struct_1_col"),
-}
+OUT_OF_SCOPE: dict[str, tuple[type[Exception], str]] = {}
 POS_FIELD = {2147483546: "file_path", 2147483545: "pos"}
 
 
@@ -58,16 +56,31 @@ def _open(ft: FolderTable, f: DataFile) -> pa.Table:
     return pa.Table.from_pylist(records)
 
 
+def _deletion_vector_positions(ft: FolderTable, f: DataFile) -> set[int]:
+    """A v3 deletion vector's blob: BE length, magic D1 D3 39 64, portable 64-bit Roaring bitmap, BE CRC-32."""
+    start = f.content_offset or 0
+    blob = ft.read_bytes(f.file_path)[start : start + (f.content_size_in_bytes or 0)]
+    length = int.from_bytes(blob[:4], "big")
+    assert blob[4:8] == bytes.fromhex("d1d33964"), f.file_path
+    assert zlib.crc32(blob[4 : 4 + length]) == int.from_bytes(blob[4 + length :], "big"), f.file_path
+    return set(BitMap64.deserialize(blob[8 : 4 + length]))
+
+
 def _ids(ft: FolderTable, f: DataFile, table: pa.Table, schema: Schema) -> list[int | None]:
-    """Field id of each top-level column: Parquet ids, else the name mapping, else names/positions."""
+    """Field id of each top-level column: Parquet ids or ORC ``iceberg.id`` attributes, else the name
+    mapping, else names/positions. A mapping that gives a column the id of another top-level column is
+    not used (Impala's migrated complex ORC table has one; Impala's published results match by name)."""
     ids = []
     for field in table.schema:
-        raw = (field.metadata or {}).get(b"PARQUET:field_id")
+        md = field.metadata or {}
+        raw = md.get(b"PARQUET:field_id", md.get(b"iceberg.id"))
         ids.append(int(raw) if raw is not None and int(raw) >= 0 else None)
     if any(i is not None for i in ids):
         return ids
     mapping = ft.metadata.properties.get("schema.name-mapping.default")
-    if mapping:
+    current = ft.metadata.schema()
+    nested_only = current.field_ids() - {fld.field_id for fld in current.fields}
+    if mapping and not any(e.get("field-id") in nested_only for e in json.loads(mapping)):
         by_name = {n: e.get("field-id") for e in json.loads(mapping) for n in e["names"]}
         return [by_name.get(n) for n in table.column_names]
     by_name = {fld.name: fld.field_id for fld in schema.fields}
@@ -110,6 +123,9 @@ def reference_rows(ft: FolderTable, snapshot: Snapshot, schema: Schema) -> list[
         eq_keys: list[tuple[tuple[int, ...], set[tuple[Any, ...]]]] = []
         for d in deletes:
             if not _applies(d, e, ft):
+                continue
+            if d.data_file.file_format == FileFormat.PUFFIN:
+                deleted |= _deletion_vector_positions(ft, d.data_file)
                 continue
             dt_ = _open(ft, d.data_file)
             if d.data_file.content == FileContent.POSITION_DELETES:
