@@ -48,12 +48,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # -- Spark ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    """One local[2] SparkSession (UTC) for the whole run; started only if a test asks for it (5-9 s)."""
+    """One SparkSession (UTC) for the whole run; started only if a test asks for it (5-9 s).
+
+    The master is ``FLOE_TEST_SPARK_MASTER`` (default ``local[2]``); e.g. ``local-cluster[2,1,1024]`` runs
+    the tests with executors in separate JVMs, so tasks cannot lean on driver-local state.
+    """
     from floe.spark.session import session
 
-    spark_session = session(
-        {"spark.master": "local[2]", "spark.sql.session.timeZone": "UTC"}, app_name="floe-tests"
-    )
+    master = os.environ.get("FLOE_TEST_SPARK_MASTER", "local[2]")
+    spark_session = session({"spark.master": master, "spark.sql.session.timeZone": "UTC"}, app_name="floe-tests")
     yield spark_session
     spark_session.stop()
 

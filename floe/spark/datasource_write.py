@@ -12,7 +12,20 @@ Tables are named by location (a table folder) or identifier; identifiers resolve
 :func:`resolve_table` (``catalog.<key>`` options, else Floe's configuration, floe.config).
 
 Each Spark task runs floe.write.TaskWriter over its Arrow batches and returns its DataFiles as a
-pickled commit message; a failing task deletes the files it opened. ``commit()`` (on the driver side)
+pickled commit message; a failing task deletes the files it opened.
+
+Distribution and order: Spark gives Python data sources no way to request a distribution or an ordering
+(no ``RequiresDistributionAndOrdering`` counterpart), so ``write.distribution-mode`` and the
+``distribution-mode`` option have no effect here: each task writes the rows Spark hands it, as they come.
+The task writer fans out (one open file per partition the task has seen), so a task writes at most one
+file per partition per ``write.target-file-size-bytes``, and a table gets up to (input tasks x partitions)
+new files; ``df.repartition(<partition source columns>)`` before the write, or ``table.append(df)``
+(floe.spark.write, which does honour the distribution mode), gives one file per partition. Memory stays
+bounded whatever the number of partitions: buffered rows across the open files are capped by the task
+writer's memory budget (the largest buffer is flushed as a row group when it is exceeded); beyond that an
+open file holds only its Parquet writer's state and row-group metadata. Rows are not
+sorted (sorting a task's rows would hold them all), so the files record no sort order id, as Iceberg
+expects of files not written in the table's sort order. ``commit()`` (on the driver side)
 commits ONE snapshot; ``abort()`` deletes the files of the tasks that did report, then every file named
 with this write's operation id (tasks that finished without reporting). Python data sources cannot take
 ``df.writeTo(...)`` (DataFrameWriterV2 needs a catalog table, which Python sources cannot provide in
@@ -107,12 +120,12 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
         apply_schema_changes(table, changes)
         props = dict(table.properties)
         self.operation_id = str(uuid.uuid4())
-        order = table.sort_order()
         self.task = ArrowWriteTask(
             schema=table.schema(), spec=table.spec(), properties=props,
             locations=LocationProvider.for_table(table.location(), props), io_properties=dict(table.io.properties),
-            table_name=table.name(), operation_id=self.operation_id, clustered=False,
-            sort_order_id=order.order_id if order.is_sorted else None,
+            table_name=table.name(), operation_id=self.operation_id,
+            clustered=False,  # rows arrive in any order: fan out (module doc)
+            sort_order_id=None,  # rows are not sorted here: claiming the table's order would be false
         )
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesMessage:

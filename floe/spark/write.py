@@ -1,7 +1,9 @@
 """Writing Spark DataFrames to Iceberg tables: ``table.append(df)``, ``table.overwrite(df, filter)``,
 ``table.dynamic_partition_overwrite(df)`` (all through :func:`write_dataframe`).
 
-Two data paths, one commit:
+:func:`write_files` writes the data files and returns their DataFiles without committing (copy-on-write
+DELETE/UPDATE/MERGE and compaction commit them in their own operation); :func:`write_dataframe` is
+schema evolution + :func:`write_files` + one commit. Two data paths:
 
 - **native** (default): Spark's own Parquet writer (2-3x faster than any Python-worker path, DESIGN.md
   section 5). Partition values are computed by native expressions (floe.spark.transforms) into hidden
@@ -10,7 +12,11 @@ Two data paths, one commit:
   only committed task attempts, and removes everything of a failed job. The driver then lists the
   staged files, reads their footers in parallel threads, moves them (cheap rename on local disks) to
   Iceberg's layout ``<data>/<partition path>/%05d-%d-<operation id>-%05d.parquet`` - on object stores
-  and HDFS they stay where Spark wrote them - and commits ONE snapshot.
+  and HDFS they stay where Spark wrote them. The partition id comes from Spark's file name
+  (``part-<partition id>-<job uuid>.c<file counter>...``); the task id is always 0 because nothing on the
+  driver knows which task attempt wrote a file: the name does not carry it, the committer publishes files
+  without recording the attempt, and the status tracker reports only per-stage counts. Partition id,
+  operation id and a per-partition count keep names unique.
 - **arrow** (tables with list/map columns, whose element/key/value field ids Spark cannot write, and
   uuid/fixed columns, which Spark cannot write with the right Parquet type): ``mapInArrow`` runs
   floe.write.TaskWriter in each task, which returns its DataFiles; failed attempts delete their files.
@@ -20,8 +26,8 @@ number, so a row group holding a NaN has NaN as its max: files whose float/doubl
 get an exact NaN count of 0 and keep their bounds; files with a NaN get no NaN count (unknown, which the
 spec allows) and no bounds for that column, so no reader prunes or drops rows on a NaN-polluted bound.
 
-If anything fails before the commit succeeds, every file this write created is deleted (except after
-CommitStateUnknownError, when the commit may have succeeded).
+If anything fails before the files are returned, every file this write created is deleted; if the commit
+fails, its caller deletes them (except after CommitStateUnknownError, when the commit may have succeeded).
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from __future__ import annotations
 import math
 import pickle
 import shutil
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +73,20 @@ from floe.write.task_writer import TaskWriter
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["ArrowWriteTask", "cleanup_operation_files", "distribution_mode", "required_null_marker", "write_dataframe"]
+__all__ = [
+    "TARGET_FILE_SIZE_OPTION",
+    "ArrowWriteTask",
+    "cleanup_operation_files",
+    "distribution_mode",
+    "required_null_marker",
+    "write_dataframe",
+    "write_files",
+]
 
 _NULL_MARKER = "FLOE_REQUIRED_NULL"
 _STAGING_PREFIX = ".floe-staging-"
 _SPARK_CODECS = {"none": "uncompressed", "uncompressed": "uncompressed"}
+TARGET_FILE_SIZE_OPTION = "target-file-size-bytes"  # Iceberg's Spark write option of the same name
 
 
 def required_null_marker() -> str:
@@ -290,9 +307,8 @@ def _with_nan_info(f: DataFile, md: pq.FileMetaData, schema: Schema) -> DataFile
 
 def _write_native(
     table: Table, df: DataFrame, schema: Schema, spec: PartitionSpec, op_id: str, options: Mapping[str, str],
-    created: list[str],
+    created: list[str], props: dict[str, str],
 ) -> list[DataFile]:
-    props = dict(table.properties)
     settings = ParquetSettings.from_properties(props)
     locations = LocationProvider.for_table(table.location(), props)
     hidden = hidden_partition_columns(spec, schema) if spec.is_partitioned else []
@@ -404,9 +420,9 @@ class ArrowWriteTask:
 
 
 def _write_arrow_path(
-    table: Table, df: DataFrame, schema: Schema, spec: PartitionSpec, op_id: str, options: Mapping[str, str]
+    table: Table, df: DataFrame, schema: Schema, spec: PartitionSpec, op_id: str, options: Mapping[str, str],
+    props: dict[str, str],
 ) -> list[DataFile]:
-    props = dict(table.properties)
     keys = [transform_column(pf.transform, schema.find_type(pf.source_id), source_column(schema, pf.source_id))
             for pf in spec.fields if not pf.transform.is_void]
     order = table.sort_order()
@@ -420,6 +436,45 @@ def _write_arrow_path(
     )
     rows = out.mapInArrow(task, "files binary").collect()
     return [f for r in rows for f in pickle.loads(r["files"])]
+
+
+@contextmanager
+def _job_tag(spark: SparkSession, operation_id: str) -> Iterator[str | None]:
+    """Tag the Spark jobs this thread starts with the write's operation id (None without a SparkContext)."""
+    try:
+        sc = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        yield None
+        return
+    tag = f"floe-write-{operation_id}"
+    sc.addJobTag(tag)
+    try:
+        yield tag
+    finally:
+        sc.removeJobTag(tag)
+
+
+def _await_tasks_of(spark: SparkSession, tag: str | None, timeout_s: float = 60.0) -> None:
+    """Wait (bounded) until no task of the tagged jobs still runs.
+
+    A failed job returns to the driver while tasks of its other partitions may still be running; an
+    Arrow-path task still writing after the cleanup would leave a file behind.
+    """
+    if tag is None:
+        return
+    try:
+        sc = spark.sparkContext
+        tracker = sc.statusTracker()
+        job_ids = list(sc._jsc.sc().statusTracker().getJobIdsForTag(tag))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            jobs = [tracker.getJobInfo(j) for j in job_ids]
+            stages = [tracker.getStageInfo(s) for job in jobs if job is not None for s in job.stageIds]
+            if all(st is None or st.numActiveTasks == 0 for st in stages):
+                return
+            time.sleep(0.1)
+    except Exception:  # noqa: BLE001 - status is best effort: clean up anyway
+        return
 
 
 def cleanup_operation_files(table: Table, operation_id: str, extra: list[str] | None = None) -> None:
@@ -439,9 +494,83 @@ def _remove_local_tree(location: str) -> None:
     shutil.rmtree(to_local_path(location), ignore_errors=True)
 
 
-# -- the entry point ------------------------------------------------------------------------------
+# -- the entry points -----------------------------------------------------------------------------
 def _truthy(value: object) -> bool:
     return str(value).strip().lower() == "true"
+
+
+def _write_properties(table: Table, options: Mapping[str, str]) -> dict[str, str]:
+    """The table properties, with the ``target-file-size-bytes`` option (if any) as the file size target."""
+    props = dict(table.properties)
+    target = options.get(TARGET_FILE_SIZE_OPTION)
+    if target is not None:
+        try:
+            size = int(target)
+        except ValueError:
+            size = 0
+        if size <= 0:
+            raise ValidationError(f"Invalid {TARGET_FILE_SIZE_OPTION} {target!r} for table {table.name()}: expected a positive integer")
+        props[P.WRITE_TARGET_FILE_SIZE_BYTES] = str(size)
+    return props
+
+
+def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | None = None) -> list[DataFile]:
+    """Write ``df`` into new data files of ``table``'s current schema and spec; commit nothing.
+
+    ``df``'s columns are matched to the table's by name and projected like every Floe write (missing
+    optional columns become nulls, narrower types are widened, a null in a required column fails). The
+    schema is never evolved here, because that would be a commit: a column the table lacks is an error
+    (:func:`write_dataframe` applies ``mergeSchema`` first, then calls this). The files get the same data
+    path, distribution, sort order, metrics and layout as :func:`write_dataframe`; the caller commits them
+    and deletes them if its commit fails.
+
+    Args:
+        table: the target table (not modified).
+        df: the rows.
+        options: ``distribution-mode`` (none|hash|range), ``write-path`` (native|arrow),
+            ``target-file-size-bytes`` (overrides ``write.target-file-size-bytes``, e.g. for compaction).
+
+    Returns:
+        The new data files (none for an empty ``df``).
+
+    Raises:
+        ValidationError: the DataFrame does not fit the table, a required column holds a null, or an
+            option is invalid. On any error every file this call created is deleted first.
+    """
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    spark = df.sparkSession
+    attach(spark)
+    ensure_workers_import_floe(spark)  # UDF buckets and the Arrow path run floe code in Python workers
+    schema, spec = table.schema(), table.spec()
+    check_write_schema(
+        schema, from_spark_schema(df.schema), table_name=table.name(), merge_schema=False,
+        format_version=table.format_version, spark_types=True,
+    )
+    props = _write_properties(table, opts)
+    projected = project_to_table(df, schema, table_name=table.name())
+    path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) else "native")
+    if path not in ("native", "arrow"):
+        raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
+    if path == "native" and _needs_arrow_path(schema):
+        raise ValidationError(f"Table {table.name()} has list/map/uuid/fixed columns: Spark's native writer cannot write them")
+    op_id = str(uuid.uuid4())
+    created: list[str] = []
+    with _job_tag(spark, op_id) as tag:
+        try:
+            if path == "arrow":
+                files = _write_arrow_path(table, projected, schema, spec, op_id, opts, props)
+            else:
+                files = _write_native(table, projected, schema, spec, op_id, opts, created, props)
+        except BaseException as e:  # KeyboardInterrupt mid-job too: no stray files
+            _await_tasks_of(spark, tag)
+            cleanup_operation_files(table, op_id, created)
+            if isinstance(e, Exception) and not isinstance(e, FloeError) and _NULL_MARKER in str(e):
+                detail = str(e).split(_NULL_MARKER + ": ", 1)[1].splitlines()[0].split(" SQLSTATE")[0]
+                raise ValidationError(detail) from None
+            raise
+    if is_local(table.location()):
+        _remove_local_tree(join(LocationProvider.for_table(table.location(), props).data_dir, f"{_STAGING_PREFIX}{op_id}"))
+    return files
 
 
 def write_dataframe(
@@ -454,7 +583,7 @@ def write_dataframe(
     branch: str | None = None,
     options: Mapping[str, str] | None = None,
 ) -> Table:
-    """Write ``df`` to ``table`` and commit one snapshot.
+    """Write ``df`` to ``table`` and commit one snapshot (schema changes first, then :func:`write_files`).
 
     Args:
         table: the target table (refreshed in place).
@@ -465,47 +594,23 @@ def write_dataframe(
         snapshot_properties: extra snapshot summary properties (``spark.app.id`` is always added).
         branch: target branch.
         options: ``mergeSchema`` (add columns / widen types first; default ``write.spark.accept-any-schema``),
-            ``distribution-mode`` (none|hash|range), ``write-path`` (native|arrow).
+            and the options of :func:`write_files`.
 
     Raises:
         ValidationError: the DataFrame does not fit the table (names the column and types), or a required
             column holds a null.
-        CommitFailedError / CommitConflictError / CommitStateUnknownError: from the commit.
+        CommitFailedError / CommitConflictError / CommitStateUnknownError: from the commit (the new files
+            are deleted, except after CommitStateUnknownError, when the commit may have succeeded).
     """
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     spark = df.sparkSession
-    attach(spark)
-    ensure_workers_import_floe(spark)  # UDF buckets and the Arrow path run floe code in Python workers
     merge = _truthy(opts.get("mergeSchema", opts.get("merge-schema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, "false"))))
     changes = check_write_schema(
         table.schema(), from_spark_schema(df.schema), table_name=table.name(), merge_schema=merge,
         format_version=table.format_version, spark_types=True,
     )
     apply_schema_changes(table, changes)
-    schema, spec = table.schema(), table.spec()
-    projected = project_to_table(df, schema, table_name=table.name())
-    path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) else "native")
-    op_id = str(uuid.uuid4())
-    created: list[str] = []
-    try:
-        if path == "arrow":
-            files = _write_arrow_path(table, projected, schema, spec, op_id, opts)
-        elif _needs_arrow_path(schema):
-            raise ValidationError(f"Table {table.name()} has list/map/uuid/fixed columns: Spark's native writer cannot write them")
-        else:
-            files = _write_native(table, projected, schema, spec, op_id, opts, created)
-    except FloeError:
-        cleanup_operation_files(table, op_id, created)
-        raise
-    except Exception as e:
-        cleanup_operation_files(table, op_id, created)
-        if _NULL_MARKER in str(e):
-            detail = str(e).split(_NULL_MARKER + ": ", 1)[1].splitlines()[0].split(" SQLSTATE")[0]
-            raise ValidationError(detail) from None
-        raise
-    if is_local(table.location()):
-        _remove_local_tree(join(LocationProvider.for_table(table.location(), table.properties).data_dir, f"{_STAGING_PREFIX}{op_id}"))
+    files = write_files(table, df, options=opts)
     summary = {"spark.app.id": spark.sparkContext.applicationId} if hasattr(spark, "sparkContext") else {}
     summary.update(snapshot_properties or {})
     return commit_files(table, files, mode=mode, overwrite_filter=overwrite_filter, snapshot_properties=summary, branch=branch)
-

@@ -3,6 +3,7 @@ deletes and their conflict validation, metrics-only deletes, branches/tags, join
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from floe.cli.sql import make_session
 from floe.config import FloeConfig
 from floe.errors import CommitConflictError
+from floe.io.locations import to_local_path
 from floe.sql.engine import SqlSession
 
 if TYPE_CHECKING:
@@ -108,8 +110,12 @@ def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     snapshot_id, tasks = plan_candidates(table, expr)
     before = table.metadata_location
     session.sql("INSERT INTO conf VALUES (1, 'a')")  # a concurrent writer adds a matching row
+    data_dir = Path(to_local_path(table.location())) / "data"
+    files_before = {p for p in data_dir.rglob("*") if p.is_file()}
+    kept = spark.createDataFrame([(2, "a")], "id long, dt string")  # Spark writes it, then the commit loses
     with pytest.raises(CommitConflictError):
-        rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=None, expr=expr, what="DELETE")
+        rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=kept, expr=expr, what="DELETE")
+    assert {p for p in data_dir.rglob("*") if p.is_file()} == files_before  # the rewrite's files are gone
     assert table.refresh().metadata_location != before  # only the concurrent append landed
     assert rows(session, "SELECT * FROM conf") == [(1, "a"), (1, "a"), (2, "a")]
 

@@ -11,6 +11,9 @@
   copy-on-write (read natively, matching rows filtered out, the rest written anew) and swapped in by one
   overwrite commit validated against concurrent changes since the scan.
 * UPDATE: copy-on-write of every file that may hold matching rows.
+
+Rewritten rows are written by Spark executors (floe.spark.write.write_files), never collected to the
+driver; the new files are deleted if the overwrite commit fails (unless its outcome is unknown).
 """
 
 from __future__ import annotations
@@ -265,21 +268,13 @@ def _whole_file_matches(table: Table, task: FileScanTask, expr: BooleanExpressio
 def _write_files(ctx: HandlerContext, table: Table, df: DataFrame, what: str) -> list[DataFile]:
     """Write ``df`` into new data files of ``table`` without committing them (copy-on-write rewrites).
 
-    floe.spark.write offers no public "write files, do not commit" entry point yet (its file writers are
-    private to ``write_dataframe``), so the rewritten rows are collected through Arrow and written by
-    floe.write's Arrow task writer. Fine for the rows of the files a DELETE/UPDATE touches; a Spark-side
-    files-only writer would keep large rewrites off the driver.
+    Spark writes them (floe.spark.write.write_files): no row reaches the driver. On failure the files are
+    already deleted; after it the caller owns them (rewrite_commit deletes them if its commit fails).
     """
-    import importlib
+    from floe.spark.write import write_files
 
-    from floe.write import write_arrow_files
-
-    spark_write = importlib.import_module("floe.spark.write")
-    files_only = getattr(spark_write, "write_files", None)
     with spark_errors(what):
-        if files_only is not None:
-            return list(files_only(table, df))
-        return write_arrow_files(table, df.toArrow())
+        return write_files(table, df)
 
 
 def rewrite_commit(

@@ -7,6 +7,8 @@ BY SOURCE`` clause. A target row matched by more than one source row is an error
 exists (Spark's MERGE_CARDINALITY_VIOLATION). Because the ON condition is arbitrary SQL, every data file
 of the current snapshot is rewritten, and the overwrite commit conflicts with any data committed since
 the target was read. A MERGE with only NOT MATCHED inserts appends the new rows and rewrites nothing.
+The merged rows are written by Spark executors (floe.spark.write.write_files); only the cardinality check
+brings anything to the driver (at most one row id).
 """
 
 from __future__ import annotations
@@ -148,14 +150,15 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
                         f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)"
                     )
             rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE {added if insert_only else f'({kept}) OR ({added})'}")
+        before = table.metadata.current_snapshot_id
+        # Spark executors write the rows while the views exist (a Connect session resolves them lazily).
+        if insert_only:
+            write_dataframe(ctx, table, rows, mode="append", what=what)
+            return ResultSet.empty(change_message(table, before, "Inserted"))
+        rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=rows, expr=AlwaysTrue(), what=what)
+        return ResultSet.empty(_merge_message(table, before))
     finally:
         ctx.drop_views([tv, sv])
-    before = table.metadata.current_snapshot_id
-    if insert_only:
-        write_dataframe(ctx, table, rows, mode="append", what=what)
-        return ResultSet.empty(change_message(table, before, "Inserted"))
-    rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=rows, expr=AlwaysTrue(), what=what)
-    return ResultSet.empty(_merge_message(table, before))
 
 
 def _merge_message(table: Table, before: int | None) -> str:
