@@ -239,8 +239,8 @@ def read(
 
     Raises:
         NoSuchSnapshotError: the snapshot, ref or timestamp names no snapshot.
-        UnsupportedError: the read needs a feature Floe does not support (v3 deletion vectors; an
-            incremental range containing overwrites or deletes).
+        UnsupportedError: the read needs a feature Floe does not support (an incremental range
+            containing overwrites or deletes).
         ValidationError: conflicting options or a filter that does not bind to the schema.
     """
     if spark.conf.get(_FIELD_ID_READ, "false") != "true":
