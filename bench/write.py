@@ -9,7 +9,9 @@ paths, all with the table's codec (``--codec``, Iceberg's default zstd): ``parqu
 unpartitioned (the issue's baseline) and, for the partitioned case, ``parquet-pb`` =
 ``df.write.partitionBy(day, bucket).parquet`` over the same cached DataFrame with both partition columns
 precomputed (Spark doing the same partitioned job). Prints medians, file counts and ratios (baseline
-time / path time; 1.0 = as fast as the baseline).
+time / path time; 1.0 = as fast as the baseline), and on Linux the median CPU seconds of the Spark JVM
+(with its finished child processes, e.g. Hadoop's ``chmod``) plus this driver: on a shared machine wall
+times swing with other processes' load, CPU seconds much less.
 
     python3 bench/write.py [--rows 20000000] [--runs 5] [--paths append,datasource] [--distribution hash]
         [--codec zstd]
@@ -28,6 +30,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process and its waited-for children (Linux /proc); None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -75,6 +87,11 @@ def main() -> None:
         ]
     )
     counter = iter(range(10**6))
+    jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+
+    def cpu_now() -> float | None:
+        jvm = _process_cpu_seconds(jvm_pid)
+        return None if jvm is None else jvm + time.process_time()
 
     def new_table(partitioned: bool) -> floe.Table:
         name = f"db.t{next(counter)}"
@@ -141,19 +158,30 @@ def main() -> None:
         for fn in fns.values():
             fn()  # warm-up
         times: dict[str, list[float]] = {k: [] for k in fns}
+        cpus: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(args.runs):
             for k, fn in fns.items():
+                c0 = cpu_now()
                 t0 = time.perf_counter()
                 fn()
                 times[k].append(time.perf_counter() - t0)
+                c1 = cpu_now()
+                if c0 is not None and c1 is not None:
+                    cpus[k].append(c1 - c0)
+
+        def cpu(k: str) -> str:
+            return f" cpu {statistics.median(cpus[k]):6.2f}s" if cpus[k] else ""
+
         base = statistics.median(times["parquet"])
-        line = f"{case:14s} parquet {base:6.2f}s ({files['parquet']} files)"
+        line = f"{case:14s} parquet {base:6.2f}s{cpu('parquet')} ({files['parquet']} files)"
         pb = statistics.median(times["parquet-pb"]) if partitioned else None
         if pb is not None:
-            line += f" | parquet-pb {pb:6.2f}s ({files['parquet-pb']} files)"
+            line += f" | parquet-pb {pb:6.2f}s{cpu('parquet-pb')} ({files['parquet-pb']} files)"
         for p in paths:
             m = statistics.median(times[p])
-            line += f" | {p} {m:6.2f}s ({files[p]} files) ratio {base / m:4.2f}x"
+            line += f" | {p} {m:6.2f}s{cpu(p)} ({files[p]} files) ratio {base / m:4.2f}x"
+            if cpus[p] and cpus["parquet"]:
+                line += f" cpu-ratio {statistics.median(cpus['parquet']) / statistics.median(cpus[p]):4.2f}x"
             if pb is not None:
                 line += f" vs-pb {pb / m:4.2f}x"
         print(line, flush=True)
