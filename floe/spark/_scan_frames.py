@@ -45,10 +45,21 @@ from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
 from floe.spec.schema import Schema, walk_fields
 from floe.spec.types import IcebergType, ListType, MapType, NestedField, StructType, UUIDType
 
-__all__ = ["ScanInputs", "driver_path_key", "spark_path_key", "tasks_to_dataframe", "unstable_field_ids"]
+__all__ = [
+    "ROW_FILE_COLUMN",
+    "ROW_POS_COLUMN",
+    "ScanInputs",
+    "driver_path_key",
+    "spark_path_key",
+    "tasks_to_dataframe",
+    "unstable_field_ids",
+]
 
 _FILE = "_floe_file"
 _POS = "_floe_pos"
+# Kept in the output when a row's origin is asked for (merge-on-read DML writes position deletes from them).
+ROW_FILE_COLUMN = _FILE  # Spark's ``_metadata.file_path`` URI (see spark_path_key)
+ROW_POS_COLUMN = _POS  # ``_metadata.row_index``: the row's 0-based position in its file
 _KEY = "_floe_key"
 # Parquet footers are read to find files without field ids when the table has a name mapping, or when
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
@@ -328,10 +339,13 @@ def _orc_read_type(
 
 # -- building --------------------------------------------------------------------------------------------
 class _Builder:
-    def __init__(self, spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask]) -> None:
+    def __init__(
+        self, spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask], with_position: bool = False
+    ) -> None:
         self.spark = spark
         self.inp = inputs
         self.tasks = tasks
+        self.with_position = with_position
         self.read_schema = inputs.read_schema
         self.unstable = unstable_field_ids(inputs.all_schemas)
         self.names = _internal_names(self.read_schema, self.unstable)
@@ -591,11 +605,16 @@ class _Builder:
 
     def _for(self, tasks: list[FileScanTask]) -> _Builder:
         """A builder for a subset of the tasks (deletes are looked up per frame)."""
-        return _Builder(self.spark, self.inp, tasks)
+        return _Builder(self.spark, self.inp, tasks, self.with_position)
 
     # -- assembly ------------------------------------------------------------------------------------
     def build(self) -> DataFrame:
         parquet, orc, others = _route(self.tasks)
+        if self.with_position and (orc or others):
+            bad = (orc or others)[0].data_file.file_path
+            raise UnsupportedError(
+                f"Table {self.inp.table_name}: row positions are read from Parquet files only, not {bad}"
+            )
         frames: list[DataFrame] = []
         if parquet:
             frames.extend(self._for(parquet)._parquet_frames(parquet))
@@ -619,7 +638,7 @@ class _Builder:
         no_ids = {loc: list(f.names) for loc, f in self.footers.items() if f.ids is None}
         has_deletes = any(t.deletes for t in tasks)
         needs_fill = any(_constant_fills(t, self.read_schema.fields, self._present(t)) for t in tasks)
-        need_meta = has_deletes or needs_fill
+        need_meta = has_deletes or needs_fill or self.with_position
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
         with_ids = [x for x in locations if x not in no_ids]
         for loc, cols in no_ids.items():
@@ -649,6 +668,8 @@ class _Builder:
                 parts = ", ".join(f"substr({h}, {a}, {n})" for a, n in ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12)))
                 src = f"CASE WHEN {src} IS NULL THEN NULL ELSE concat_ws('-', {parts}) END"
             exprs.append(f"{src} AS {_q(f.name)}")
+        if self.with_position:
+            exprs += [_FILE, _POS]
         if list(df.columns) == [f.name for f in self.read_schema.fields] and not any(
             isinstance(f.field_type, UUIDType) for f in self.read_schema.fields
         ):
@@ -735,6 +756,11 @@ def _py(value: object, t: IcebergType) -> object:
     return value
 
 
-def tasks_to_dataframe(spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask]) -> DataFrame:
-    """One DataFrame with the rows of ``tasks`` (deletes applied), columns of ``inputs.read_schema``."""
-    return _Builder(spark, inputs, tasks).build()
+def tasks_to_dataframe(
+    spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask], *, with_position: bool = False
+) -> DataFrame:
+    """One DataFrame with the rows of ``tasks`` (deletes applied), columns of ``inputs.read_schema``.
+
+    ``with_position`` adds :data:`ROW_FILE_COLUMN` and :data:`ROW_POS_COLUMN` (Parquet data files only).
+    """
+    return _Builder(spark, inputs, tasks, with_position).build()

@@ -38,7 +38,7 @@ from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arro
 from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
-from floe.spark._scan_frames import ScanInputs, tasks_to_dataframe
+from floe.spark._scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
 from floe.spark.session import attach
 from floe.spec.schema import Schema
 from floe.table.operations import ReadOnlyTableOperations
@@ -161,8 +161,14 @@ def _read_schema(scan: TableScan, bound: BooleanExpression, tasks: list[FileScan
     return Schema(*fields, schema_id=table_schema.schema_id)
 
 
-def dataframe_for_scan(spark: SparkSession, scan: TableScan, tasks: list[FileScanTask] | None = None) -> DataFrame:
-    """The rows of a planned scan as a native DataFrame with the scan's projected columns."""
+def dataframe_for_scan(
+    spark: SparkSession, scan: TableScan, tasks: list[FileScanTask] | None = None, *, with_position: bool = False
+) -> DataFrame:
+    """The rows of a planned scan as a native DataFrame with the scan's projected columns.
+
+    ``with_position`` adds each row's file URI and position (floe.spark._scan_frames.ROW_FILE_COLUMN and
+    ROW_POS_COLUMN) after those columns; every task must then read a Parquet data file natively.
+    """
     planned = list(scan.plan_files()) if tasks is None else tasks
     table_schema = scan.table_schema()
     bound = bind(table_schema, scan.row_filter, scan.case_sensitive)
@@ -198,10 +204,12 @@ def dataframe_for_scan(spark: SparkSession, scan: TableScan, tasks: list[FileSca
         location_of=scan.location_of,
         arrow_fallback=arrow_fallback,
     )
-    df = tasks_to_dataframe(spark, inputs, planned)
+    df = tasks_to_dataframe(spark, inputs, planned, with_position=with_position)
     if not isinstance(bound, AlwaysTrue):
         df = df.where(to_spark_sql(bound))
     out = [f.name for f in scan.projection().fields]
+    if with_position:
+        out += [ROW_FILE_COLUMN, ROW_POS_COLUMN]
     if df.columns == out:
         return df
     return df.selectExpr(*["`" + n.replace("`", "``") + "`" for n in out])

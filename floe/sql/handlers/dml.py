@@ -12,8 +12,14 @@
   overwrite commit validated against concurrent changes since the scan.
 * UPDATE: copy-on-write of every file that may hold matching rows.
 
+Merge-on-read (``write.delete.mode`` / ``write.update.mode`` = ``merge-on-read``, format v2+): instead of
+rewriting partly matching files, the matching rows' positions are written as position delete files
+(floe.spark.position_deletes) and UPDATE writes only the updated rows as new data files; one row delta
+commits them, validated against concurrent changes since the scan (files it deletes from must still exist,
+no new data or deletes matching the condition). DELETE still drops wholly matching files from metadata.
+
 Rewritten rows are written by Spark executors (floe.spark.write.write_files), never collected to the
-driver; the new files are deleted if the overwrite commit fails (unless its outcome is unknown).
+driver; the new files are deleted if the commit fails (unless its outcome is unknown).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from sqlglot import exp
 from floe.errors import CommitStateUnknownError, ParseError, UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression, and_
 from floe.expressions.builders import equal_to, is_null
+from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import query_dataframe
@@ -42,9 +49,11 @@ if TYPE_CHECKING:
 __all__ = [
     "change_message",
     "conform_dataframe",
+    "merge_on_read",
     "plan_candidates",
     "quote",
     "rewrite_commit",
+    "row_delta_commit",
     "run_delete",
     "run_insert",
     "run_update",
@@ -207,9 +216,13 @@ def change_message(table: Table, before: int | None, verb: str) -> str:
     summary = snap.summary.as_dict() if snap.summary is not None else {}
     added = summary.get("added-records", "0")
     deleted = summary.get("deleted-records", "0")
+    # Merge-on-read commits delete rows by position instead of removing files.
+    by_position = int(summary.get("added-position-deletes", "0"))
     if verb == "Deleted":
-        return f"Deleted {deleted} rows from {table.name()} (snapshot {snap.snapshot_id})"
+        return f"Deleted {int(deleted) + by_position} rows from {table.name()} (snapshot {snap.snapshot_id})"
     if verb == "Updated":
+        if by_position:
+            return f"Updated {by_position} rows of {table.name()} (snapshot {snap.snapshot_id})"
         return f"Updated {table.name()}: rewrote {deleted} rows (snapshot {snap.snapshot_id})"
     if verb == "Overwrote":
         return f"Overwrote {table.name()}: wrote {added} rows, replaced {deleted} (snapshot {snap.snapshot_id})"
@@ -310,6 +323,83 @@ def rewrite_commit(
         raise
 
 
+def merge_on_read(table: Table, mode_property: str, what: str) -> bool:
+    """Whether ``mode_property`` (``write.delete.mode`` etc.) asks for merge-on-read on ``table``.
+
+    Raises:
+        ValidationError: an unknown mode, or merge-on-read on a format v1 table (no delete files in v1).
+    """
+    mode = table.properties.get(mode_property, P.ROW_LEVEL_MODE_DEFAULT).strip().lower()
+    if mode == P.COPY_ON_WRITE:
+        return False
+    if mode != P.MERGE_ON_READ:
+        raise ValidationError(
+            f"{what}: table {table.name()} has {mode_property}={mode!r}; expected {P.COPY_ON_WRITE} or {P.MERGE_ON_READ}"
+        )
+    if table.format_version < 2:
+        raise ValidationError(
+            f"{what}: table {table.name()} is format version 1 but {mode_property}={P.MERGE_ON_READ} needs "
+            f"delete files (format version 2 or later); upgrade with ALTER TABLE ... SET TBLPROPERTIES "
+            f"('format-version'='2') or set {mode_property}={P.COPY_ON_WRITE}"
+        )
+    return True
+
+
+def row_delta_commit(
+    ctx: HandlerContext,
+    table: Table,
+    *,
+    snapshot_id: int | None,
+    tasks: list[FileScanTask],
+    deleted_rows: DataFrame | None,
+    new_rows: DataFrame | None,
+    dropped: Sequence[FileScanTask] = (),
+    expr: BooleanExpression | None,
+    what: str,
+) -> None:
+    """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
+    files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
+    """
+    from floe.spark.position_deletes import deleted_positions, write_position_deletes
+
+    written: list[DataFile] = []
+    try:
+        if deleted_rows is not None:
+            location_of = table.scan(snapshot_id=snapshot_id).location_of
+            with spark_errors(what):
+                written += write_position_deletes(table, deleted_positions(deleted_rows, tasks, location_of), tasks)
+        deletes = list(written)
+        rows = _write_files(ctx, table, new_rows, what) if new_rows is not None else []
+        written += rows
+        if not written and not dropped:
+            return  # no row matched: nothing to commit
+        op = table.new_row_delta()
+        op.case_sensitive(False)
+        for t in dropped:
+            op.remove_deletes(t.data_file)  # removes any live file by path: here whole data files
+        for f in deletes:
+            op.add_deletes(f)
+        for f in rows:
+            op.add_rows(f)
+        op.validate_from_snapshot(snapshot_id)
+        if expr is not None:
+            op.conflict_detection_filter(expr)
+        # The new deletes name these files: a concurrent rewrite or delete of them must fail this commit.
+        if deleted_rows is not None:
+            op.validate_data_files_exist(t.data_file.file_path for t in tasks)
+        op.validate_no_conflicting_data_files()
+        op.validate_no_conflicting_delete_files()
+        for k, v in _snapshot_properties(ctx).items():
+            op.set(k, v)
+        op.commit()
+    except CommitStateUnknownError:
+        raise
+    except BaseException:
+        if written:
+            table.io.delete_many([f.file_path for f in written])
+        raise
+
+
 def _check_columns(table: Table, node: exp.Expression, what: str) -> None:
     """Fail early (before Spark runs) on a condition naming a column the table does not have."""
     names = {f.name.lower() for f in table.schema().fields}
@@ -323,6 +413,7 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     assert isinstance(stmt, c.Delete)
     what = short_sql(stmt.sql) or "DELETE"
     table = ctx.load(stmt.table)
+    mor = merge_on_read(table, P.DELETE_MODE, what)
     cond_sql: str | None = None
     expr: BooleanExpression | None = AlwaysTrue()
     if stmt.where is not None:
@@ -351,6 +442,16 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     from floe.spark.read import dataframe_for_scan
 
     spark = ctx.spark()
+    if mor:
+        assert cond_sql is not None  # without a condition every file matches whole
+        with spark_errors(what):
+            rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), partial, with_position=True)
+            matched = rows.where(f"({cond_sql})")  # NULL drops the row either way; no coalesce keeps pushdown
+        row_delta_commit(
+            ctx, table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=matched, new_rows=None,
+            dropped=whole, expr=expr, what=what,
+        )
+        return ResultSet.empty(change_message(table, before, "Deleted"))
     with spark_errors(what):
         rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), partial)
         keep = rows.where(f"NOT coalesce(({cond_sql}), false)") if cond_sql is not None else rows.limit(0)
@@ -363,6 +464,7 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     assert isinstance(stmt, c.Update)
     what = short_sql(stmt.sql) or "UPDATE"
     table = ctx.load(stmt.table)
+    mor = merge_on_read(table, P.UPDATE_MODE, what)
     schema = table.schema()
     by_name = {f.name.lower(): f for f in schema.fields}
     sets: dict[str, str] = {}
@@ -392,8 +494,10 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     from floe.spark.read import dataframe_for_scan
 
     with spark_errors(what):
-        rows = dataframe_for_scan(ctx.spark(), table.scan(snapshot_id=snapshot_id), tasks)
+        rows = dataframe_for_scan(ctx.spark(), table.scan(snapshot_id=snapshot_id), tasks, with_position=mor)
         matched = F.coalesce(F.expr(f"({cond_sql})"), F.lit(False))
+        if mor:
+            rows = rows.where(F.expr(f"({cond_sql})"))  # only matching rows; a bare condition is pushed down
         cols = []
         for f in schema.fields:
             if f.name in sets:
@@ -402,5 +506,10 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
             else:
                 cols.append(F.col(quote(f.name)))
         updated = rows.select(*cols)
+    if mor:
+        row_delta_commit(
+            ctx, table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=rows, new_rows=updated, expr=expr, what=what
+        )
+        return ResultSet.empty(change_message(table, before, "Updated"))
     rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr, what=what)
     return ResultSet.empty(change_message(table, before, "Updated"))

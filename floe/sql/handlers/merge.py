@@ -9,6 +9,10 @@ of the current snapshot is rewritten, and the overwrite commit conflicts with an
 the target was read. A MERGE with only NOT MATCHED inserts appends the new rows and rewrites nothing.
 The merged rows are written by Spark executors (floe.spark.write.write_files); only the cardinality check
 brings anything to the driver (at most one row id).
+
+Merge-on-read (``write.merge.mode=merge-on-read``, format v2+): target rows that an UPDATE or DELETE clause
+touches get position deletes (floe.spark.position_deletes), updated and inserted rows go to new data files,
+untouched rows stay where they are; one row delta commits both (floe.sql.handlers.dml.row_delta_commit).
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
 from floe.expressions.base import AlwaysTrue
+from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.dml import (
     change_message,
+    merge_on_read,
     plan_candidates,
     quote,
     rewrite_commit,
+    row_delta_commit,
     spark_type,
     write_dataframe,
 )
@@ -91,9 +98,11 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         raise ValidationError(f"{what}: target and source need different names (use AS aliases)")
     if not stmt.clauses:
         raise ValidationError(f"{what}: no WHEN clause")
+    mor = merge_on_read(table, P.MERGE_MODE, what)
     spark = ctx.spark()
     from pyspark.sql import functions as F
 
+    from floe.spark._scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN
     from floe.spark.read import dataframe_for_scan
     from floe.spark.types import to_spark_schema
 
@@ -102,7 +111,7 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     snapshot_id, tasks = plan_candidates(table, AlwaysTrue())
     with spark_errors(what):
         if tasks:
-            target = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks)
+            target = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=mor)
         else:
             target = spark.createDataFrame([], to_spark_schema(table.schema()))
         target = target.withColumn(_TID, F.monotonically_increasing_id())
@@ -112,7 +121,7 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         on = stmt.on.sql
         t_in, s_in = f"{quote(t)}.{_TID} IS NOT NULL", f"{quote(s)}.{_SRC} IS NOT NULL"
         presence = {"matched": f"{t_in} AND {s_in}", "not_matched": f"NOT ({t_in})", "not_matched_by_source": f"NOT ({s_in})"}
-        whens, deletes, inserts = [], [], []
+        whens, deletes, inserts, updates = [], [], [], []
         values: list[dict[str, str]] = []
         for i, clause in enumerate(stmt.clauses, start=1):
             cond = f" AND coalesce(({clause.condition.sql}), false)" if clause.condition is not None else ""
@@ -121,6 +130,8 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
                 deletes.append(i)
             if clause.action == "insert":
                 inserts.append(i)
+            if clause.action == "update":
+                updates.append(i)
             values.append({} if clause.action == "delete" else _clause_values(table, clause, t, s, what, source_columns))
         action = "CASE " + " ".join(whens) + " ELSE 0 END"
         cols = []
@@ -139,6 +150,9 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         added = f"NOT ({t_in}) AND ({action}) IN ({', '.join(map(str, inserts or [-1]))})"
         join = f"{quote(tv)} AS {quote(t)} FULL OUTER JOIN {quote(sv)} AS {quote(s)} ON {on}"
         insert_only = all(cl.match == "not_matched" for cl in stmt.clauses)
+        changed = f"{t_in} AND ({action}) IN ({', '.join(map(str, updates + deletes or [-1]))})"
+        updated = f"{t_in} AND ({action}) IN ({', '.join(map(str, updates or [-1]))})"
+        gone = None  # merge-on-read: positions of the target rows an UPDATE or DELETE clause touches
         with spark_errors(what):
             if any(cl.match == "matched" for cl in stmt.clauses):
                 dup = spark.sql(
@@ -149,12 +163,24 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
                     raise ValidationError(
                         f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)"
                     )
-            rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE {added if insert_only else f'({kept}) OR ({added})'}")
+            if mor and not insert_only:
+                # Untouched target rows stay in their files; touched ones are deleted by position.
+                rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({updated}) OR ({added})")
+                position = ", ".join(f"{quote(t)}.{c}" for c in (ROW_FILE_COLUMN, ROW_POS_COLUMN))
+                gone = spark.sql(f"SELECT {position} FROM {join} WHERE {changed}") if tasks else None
+            else:
+                rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE {added if insert_only else f'({kept}) OR ({added})'}")
         before = table.metadata.current_snapshot_id
         # Spark executors write the rows while the views exist (a Connect session resolves them lazily).
         if insert_only:
             write_dataframe(ctx, table, rows, mode="append", what=what)
             return ResultSet.empty(change_message(table, before, "Inserted"))
+        if mor:
+            row_delta_commit(
+                ctx, table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=gone, new_rows=rows,
+                expr=AlwaysTrue(), what=what,
+            )
+            return ResultSet.empty(_merge_message(table, before))
         rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=rows, expr=AlwaysTrue(), what=what)
         return ResultSet.empty(_merge_message(table, before))
     finally:
@@ -166,6 +192,11 @@ def _merge_message(table: Table, before: int | None) -> str:
     if snap is None or snap.snapshot_id == before:
         return f"{table.name()}: no change"
     summary = snap.summary.as_dict() if snap.summary is not None else {}
+    if "added-position-deletes" in summary:
+        return (
+            f"Merged into {table.name()}: deleted {summary['added-position-deletes']} rows by position, "
+            f"added {summary.get('added-records', '0')} (snapshot {snap.snapshot_id})"
+        )
     return (
         f"Merged into {table.name()}: rewrote {summary.get('deleted-records', '0')} rows as "
         f"{summary.get('added-records', '0')} (snapshot {snap.snapshot_id})"

@@ -1,0 +1,197 @@
+"""Position delete files written by Spark (merge-on-read DELETE, UPDATE and MERGE).
+
+A position delete file lists ``(file_path, pos)`` pairs: the data file's path exactly as its manifest
+spells it and the row's 0-based position in that file (spec: "Position Delete Files"). Rows are sorted by
+``file_path`` then ``pos`` (the spec requires it so readers can merge them), both columns are required and
+carry the reserved field ids 2147483546 and 2147483545, and a delete file lives in the partition (and spec)
+of the data files it references, so the files are grouped by (spec id, partition tuple).
+
+The positions come from Spark's ``_metadata.row_index`` (exact across row groups and splits, DESIGN.md
+section 5); Spark's ``_metadata.file_path`` is a URI, mapped back to the manifest's path by a broadcast
+join on the read path's key (floe.spark._scan_frames.spark_path_key). Spark's Parquet writer writes one
+file per group and task (``partitionBy`` on the group id); the driver reads the footers for full metrics
+(bounds on ``file_path`` let readers skip delete files that cannot apply; ``referenced_data_file`` is set
+when a file names one data file) and moves local files to Iceberg's layout with the ``-deletes`` suffix.
+If anything fails, every file this write created is deleted.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from floe.errors import ValidationError
+from floe.io.locations import basename, is_local, join, to_local_path
+from floe.spark._scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, driver_path_key, spark_path_key
+from floe.spark.types import FIELD_ID_METADATA_KEY
+from floe.spark.write import cleanup_operation_files
+from floe.spec import properties as P
+from floe.spec.manifest import DataFile, FileContent
+from floe.spec.schema import Schema
+from floe.spec.types import LongType, NestedField, StringType
+from floe.write.locations import LocationProvider, data_file_name
+from floe.write.parquet_files import ParquetSettings, data_file_from_footer
+
+if TYPE_CHECKING:
+    from floe.scan.tasks import FileScanTask
+    from floe.table.table import Table
+
+__all__ = ["DELETE_FILE_PATH_ID", "DELETE_POS_ID", "POSITION_DELETE_SCHEMA", "deleted_positions", "write_position_deletes"]
+
+DELETE_FILE_PATH_ID = 2147483546
+DELETE_POS_ID = 2147483545
+POSITION_DELETE_SCHEMA = Schema(
+    NestedField(DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
+    NestedField(DELETE_POS_ID, "pos", LongType(), required=True),
+)
+
+_GROUP = "_floe_group"  # index of the (spec id, partition) group a row's data file belongs to
+_KEY = "_floe_dkey"  # the read path's key of a data file's location (spark_path_key / driver_path_key)
+_STAGING_PREFIX = ".floe-staging-"  # the data writer's prefix: its cleanup knows it
+# Full bounds (not the table's truncate(16) default): readers compare the whole path (Iceberg Java agrees).
+_METRICS = {P.METRICS_MODE_DEFAULT: "full"}
+
+
+def _groups(tasks: Sequence[FileScanTask]) -> list[tuple[int, tuple[Any, ...]]]:
+    return list(dict.fromkeys((t.data_file.spec_id, tuple(t.data_file.partition)) for t in tasks))
+
+
+def deleted_positions(
+    rows: DataFrame, tasks: Sequence[FileScanTask], location_of: Callable[[str], str]
+) -> DataFrame:
+    """``(file_path, pos, group)`` of ``rows`` (read with ``with_position=True`` from ``tasks``).
+
+    ``file_path`` is the manifest's path of the row's data file; the group indexes the (spec id,
+    partition) pairs of the tasks in order of first appearance (what :func:`write_position_deletes` expects).
+    """
+    spark = rows.sparkSession
+    index = {g: i for i, g in enumerate(_groups(tasks))}
+    by_path = {t.data_file.file_path: t.data_file for t in tasks}
+    mapping = [
+        (driver_path_key(location_of(path)), path, index[(f.spec_id, tuple(f.partition))]) for path, f in by_path.items()
+    ]
+    schema = T.StructType([
+        T.StructField(_KEY, T.StringType(), False),
+        T.StructField("file_path", T.StringType(), False),
+        T.StructField(_GROUP, T.IntegerType(), False),
+    ])
+    files = F.broadcast(spark.createDataFrame(mapping, schema))
+    # Positions coming through an outer join (MERGE) are typed nullable, though never NULL for a target
+    # row: after the filter the coalesce never applies, but it tells Spark the column is non-null, so it
+    # is written as a required field.
+    located = rows.where(F.col(ROW_POS_COLUMN).isNotNull())
+    keyed = located.select(
+        spark_path_key(F.col(ROW_FILE_COLUMN)).alias("_floe_rkey"),
+        F.coalesce(F.col(ROW_POS_COLUMN).cast("long"), F.lit(-1).cast("long")).alias("pos"),
+    )
+    return keyed.join(files, F.col("_floe_rkey") == F.col(_KEY)).select("file_path", "pos", _GROUP)
+
+
+def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[FileScanTask]) -> list[DataFile]:
+    """Write ``positions`` (from :func:`deleted_positions` over ``tasks``) as position delete files; commit nothing.
+
+    Returns:
+        The delete files (none when ``positions`` is empty); the caller commits them and deletes them if
+        its commit fails.
+
+    Raises:
+        ValidationError: ``positions`` has nullable columns (not from :func:`deleted_positions`). On any
+            error every file created is deleted.
+    """
+    groups = _groups(tasks)
+    props = dict(table.properties)
+    settings = ParquetSettings.from_properties(props)
+    locations = LocationProvider.for_table(table.location(), props)
+    op_id = str(uuid.uuid4())
+    staging = join(locations.data_dir, f"{_STAGING_PREFIX}{op_id}")
+    created: list[str] = [staging]
+    # Both columns are non-nullable (a broadcast join's non-null path, Spark's row index), so Spark writes
+    # them as required Parquet fields; the ids are the spec's reserved ones.
+    out = positions.select(
+        F.col("file_path").alias("file_path", metadata={FIELD_ID_METADATA_KEY: DELETE_FILE_PATH_ID}),
+        F.col("pos").alias("pos", metadata={FIELD_ID_METADATA_KEY: DELETE_POS_ID}),
+        F.col(_GROUP),
+    )
+    if any(f.nullable for f in out.schema.fields[:2]):
+        raise ValidationError(f"Table {table.name()}: position delete rows must have non-null file_path and pos")
+    out = out.repartition(F.col(_GROUP)).sortWithinPartitions(_GROUP, "file_path", "pos")
+    codec = {"none": "uncompressed"}.get(settings.compression, settings.compression)
+    try:
+        (
+            out.write.mode("errorifexists")
+            .format("parquet")
+            .option("compression", codec)
+            .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+            .partitionBy(_GROUP)
+            .save(staging)
+        )
+        entries = [
+            e for e in table.io.list_prefix(staging)
+            if e.location.endswith(".parquet") and "/_temporary" not in e.location[len(staging):]
+        ]
+        entries.sort(key=lambda e: e.location)
+        created.extend(e.location for e in entries)
+
+        def describe(entry: Any) -> DataFile:
+            group = int(entry.location[len(staging) + 1 :].split("/", 1)[0].split("=", 1)[1])
+            spec_id, partition = groups[group]
+            fs, path = table.io.resolve(entry.location)
+            with fs.open_input_file(path) as fh:
+                md = pq.ParquetFile(fh).metadata
+            f = data_file_from_footer(
+                md, location=entry.location, file_size=entry.size, schema=POSITION_DELETE_SCHEMA,
+                properties=_METRICS, partition=partition, spec_id=spec_id,
+            )
+            lower = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
+            upper = (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
+            single = lower.decode("utf-8") if lower is not None and lower == upper else None
+            return f.with_changes(content=FileContent.POSITION_DELETES, referenced_data_file=single, split_offsets=None)
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            described = list(pool.map(describe, entries))
+        empty = [f.file_path for f in described if f.record_count == 0]
+        if empty:
+            table.io.delete_many(empty)
+        files = [f for f in described if f.record_count > 0]
+        if is_local(staging):
+            files = _move_to_layout(table, files, locations, op_id, created)
+    except BaseException:
+        cleanup_operation_files(table, op_id, created)
+        raise
+    if is_local(staging):
+        shutil.rmtree(to_local_path(staging), ignore_errors=True)  # Spark's emptied staging directories
+    return files
+
+
+def _move_to_layout(
+    table: Table, files: list[DataFile], locations: LocationProvider, op_id: str, created: list[str]
+) -> list[DataFile]:
+    """``<data>/<partition path>/%05d-0-<op id>-%05d-deletes.parquet`` (local renames are cheap)."""
+    specs = table.specs()
+    schema = table.schema()
+    counters: dict[int, int] = {}
+    moved = []
+    for f in files:
+        try:
+            part_id = int(basename(f.file_path).split("-")[1])  # part-00003-<uuid>.c000...parquet
+        except (IndexError, ValueError):
+            part_id = 0
+        counters[part_id] = counters.get(part_id, 0) + 1
+        spec = specs[f.spec_id]
+        try:
+            path = spec.partition_path(f.partition, schema) if spec.fields else ""
+        except ValidationError:
+            path = ""  # an old spec whose source column is gone: the file's place is cosmetic
+        target = locations.new_location(data_file_name(part_id, 0, op_id, counters[part_id], suffix="deletes"), path)
+        created.append(target)
+        table.io.rename(f.file_path, target)
+        moved.append(f.with_changes(file_path=target))
+    return moved
