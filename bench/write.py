@@ -169,7 +169,7 @@ def main() -> None:
                 if c0 is not None and c1 is not None:
                     cpus[k].append(c1 - c0)
 
-        def cpu(k: str) -> str:
+        def cpu(k: str, cpus: dict[str, list[float]] = cpus) -> str:
             return f" cpu {statistics.median(cpus[k]):6.2f}s" if cpus[k] else ""
 
         base = statistics.median(times["parquet"])

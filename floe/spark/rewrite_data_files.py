@@ -99,7 +99,7 @@ def rewrite_data_files(
             committed += run(batch)
         except CommitStateUnknownError:
             raise
-        except Exception as e:  # partial progress: count the batch as failed, go on with the others
+        except Exception as e:  # noqa: BLE001 - partial progress: count the batch as failed, go on with the others
             failed += sum(len(g.tasks) for g in batch)
             last_error = e
             table.refresh()

@@ -6,36 +6,17 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from floe.cli.sql import make_session
-from floe.config import FloeConfig
 from floe.errors import UnsupportedError, ValidationError
 from floe.io.locations import to_local_path
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.sql import ResultSet
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> SqlSession:
-    tmp_path = tmp_path_factory.mktemp("procedures")
-    cfg = FloeConfig.load(
-        {"spark.sql.session.timeZone": "UTC"},
-        environ={"HOME": str(tmp_path), "FLOE_HOME": str(tmp_path / ".floe")},
-        cwd=tmp_path,
-    )
-    s = make_session(cfg, spark=spark)
-    s.sql("CREATE DATABASE db; USE db")
-    return s
 
 
 def run(session: SqlSession, sql: str) -> ResultSet:

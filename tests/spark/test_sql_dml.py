@@ -8,27 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from floe.cli.sql import make_session
-from floe.config import FloeConfig
 from floe.errors import CommitConflictError
 from floe.io.locations import to_local_path
 from floe.sql.engine import SqlSession
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> SqlSession:
-    tmp_path = tmp_path_factory.mktemp("sql_dml")
-    cfg = FloeConfig.load(
-        {"spark.sql.session.timeZone": "UTC"},
-        environ={"HOME": str(tmp_path), "FLOE_HOME": str(tmp_path / ".floe")},
-        cwd=tmp_path,
-    )
-    s = make_session(cfg, spark=spark)
-    s.sql("CREATE DATABASE db; USE db")
-    return s
 
 
 def rows(session: SqlSession, sql: str) -> list[tuple[object, ...]]:

@@ -11,8 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from floe.cli.inspect import files_rows
-from floe.cli.sql import make_session
-from floe.config import FloeConfig
 from floe.errors import CommitConflictError, ValidationError
 from floe.io.locations import to_local_path
 from floe.sql.engine import SqlSession
@@ -23,19 +21,6 @@ if TYPE_CHECKING:
     from floe.table.table import Table
 
 MOR = "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
-
-
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> SqlSession:
-    tmp_path = tmp_path_factory.mktemp("sql_mor")
-    cfg = FloeConfig.load(
-        {"spark.sql.session.timeZone": "UTC"},
-        environ={"HOME": str(tmp_path), "FLOE_HOME": str(tmp_path / ".floe")},
-        cwd=tmp_path,
-    )
-    s = make_session(cfg, spark=spark)
-    s.sql("CREATE DATABASE db; USE db")
-    return s
 
 
 def rows(session: SqlSession, sql: str) -> list[tuple[object, ...]]:

@@ -167,7 +167,7 @@ def _run(code: str, home: Path) -> list[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOE_")}
     environ.update(PYTHONPATH=str(REPO), FLOE_HOME=str(home), COLUMNS="200")
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=home, env=environ, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=home, env=environ, capture_output=True, text=True, timeout=120, check=False
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()

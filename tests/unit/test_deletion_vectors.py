@@ -112,7 +112,7 @@ def test_puffin_footer_and_ranged_reads_match_pyiceberg(tmp_path: Path) -> None:
     assert [(b.type, b.offset, b.length) for b in footer.blobs] == [("deletion-vector-v1", o, n) for o, n in ranges]
     assert footer.blobs[1].properties["referenced-data-file"] == "/d/b.parquet"
     assert footer.properties == {"created-by": "floe tests"}
-    (a_off, a_len), (b_off, b_len) = ranges
+    (a_off, a_len), _ = ranges
     a = read_deletion_vector(io, str(path), _dv("/x.puffin", "/d/a.parquet", a_off, a_len, len(POSITIONS)))
     # Without content_offset/size (a lax writer) the footer locates the blob by its referenced data file.
     b = read_deletion_vector(io, str(path), _dv("/x.puffin", "/d/b.parquet", None, None, 2))

@@ -9,10 +9,10 @@ import pytest
 from _table_testing import SCHEMA, entries, live, make_table, sql_catalog
 
 from floe.errors import NoSuchSnapshotError, ValidationError
-from floe.maintenance import expire_snapshots, plan_expiry, remove_orphan_files, rewrite_manifests
-from floe.maintenance.orphan_files import find_orphans
 from floe.io.fileio import FileEntry
 from floe.io.locations import comparison_key, to_local_path
+from floe.maintenance import expire_snapshots, plan_expiry, remove_orphan_files, rewrite_manifests
+from floe.maintenance.orphan_files import find_orphans
 from floe.scan.planner import read_manifest_files
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntryStatus
 from floe.spec.partitioning import PartitionSpecBuilder
@@ -125,7 +125,7 @@ def test_expire_snapshots_deletes_only_files_no_remaining_snapshot_needs(tmp_pat
     kept_manifests = {m.manifest_path for m in read_manifest_files(t.io, t.current_snapshot())}
     result = expire_snapshots(t, older_than_ms=s3.timestamp_ms, retain_last=1)
     assert set(result.expired_snapshot_ids) == {s1.snapshot_id, s2.snapshot_id}
-    assert [s.snapshot_id for s in t.snapshots()][0] == s3.snapshot_id
+    assert next(s.snapshot_id for s in t.snapshots()) == s3.snapshot_id
     assert t.refresh().metadata.snapshot_by_id(s1.snapshot_id) is None  # committed, not just in memory
     assert not exists(a) and exists(b) and exists(c) and exists(pos)
     assert result.deleted_data_files_count == 1 and result.deleted_position_delete_files_count == 0
