@@ -22,8 +22,14 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from floe.catalog.base import LOCATION, WAREHOUSE, Catalog, PropertiesUpdateSummary
 from floe.catalog import sql_layout as layout
+from floe.catalog.base import LOCATION, WAREHOUSE, Catalog, PropertiesUpdateSummary
+from floe.catalog.metadata_files import (
+    delete_removed_metadata_files,
+    next_metadata_location,
+    read_metadata,
+    write_metadata,
+)
 from floe.catalog.sql_layout import (
     NAMESPACE_EXISTS_PROPERTY,
     TABLE_TYPE,
@@ -31,12 +37,6 @@ from floe.catalog.sql_layout import (
     like_prefix,
     no_such_namespace_message,
     no_such_table_message,
-)
-from floe.catalog.metadata_files import (
-    delete_removed_metadata_files,
-    next_metadata_location,
-    read_metadata,
-    write_metadata,
 )
 from floe.errors import (
     CommitFailedError,

@@ -9,7 +9,12 @@ from __future__ import annotations
 from floe.maintenance.expire_plan import ExpiryPlan, plan_expiry
 from floe.maintenance.expire_snapshots import ExpireSnapshotsResult, expire_snapshots
 from floe.maintenance.orphan_files import OrphanFilesResult, remove_orphan_files
-from floe.maintenance.rewrite_data_files import DataRewritePlan, RewriteDataFilesResult, commit_rewrite, plan_rewrite
+from floe.maintenance.rewrite_data_files import (
+    DataRewritePlan,
+    RewriteDataFilesResult,
+    commit_rewrite,
+    plan_rewrite,
+)
 from floe.maintenance.rewrite_manifests import RewriteManifestsResult, rewrite_manifests
 
 __all__ = [

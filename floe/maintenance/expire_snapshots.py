@@ -21,7 +21,13 @@ from floe.spec import properties as P
 from floe.spec.manifest import FileContent
 from floe.spec.snapshot import Snapshot
 from floe.spec.table_metadata import TableMetadata
-from floe.spec.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
+from floe.spec.updates import (
+    RemovePartitionSpecs,
+    RemoveSchemas,
+    RemoveSnapshotRef,
+    RemoveSnapshots,
+    TableUpdate,
+)
 from floe.table.pending import PendingUpdate
 from floe.table.table import Table
 

@@ -14,7 +14,7 @@ from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSource
 from floe.spark.datasource_read import IcebergReader, scan_from_options, spark_schema_for
 from floe.spark.session import register_session_hook
 
-__all__ = ["IcebergDataSource", "FloeDataSource", "register_data_source", "FILTER_PUSHDOWN_CONF"]
+__all__ = ["FILTER_PUSHDOWN_CONF", "FloeDataSource", "IcebergDataSource", "register_data_source"]
 
 # Spark 4.1+: Python data sources receive filters through pushFilters only with this setting.
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -35,7 +35,7 @@ class IcebergDataSource(DataSource):  # type: ignore[misc]
 
     def writer(self, schema: T.StructType, overwrite: bool) -> DataSourceArrowWriter:
         """The batch writer (floe.spark.datasource_write)."""
-        from floe.spark.datasource_write import IcebergWriter  # noqa: PLC0415 - write side loads on first write
+        from floe.spark.datasource_write import IcebergWriter
 
         return IcebergWriter(self.options, schema, overwrite)
 
