@@ -144,11 +144,11 @@ def mapping_contradicts_schema(mapping: NameMapping, schema: Schema) -> str | No
     def check(entries: Iterable[MappedField], parent: int | None, path: str) -> str | None:
         for e in entries:
             name = path + (e.names[0] if e.names else "?")
-            misplaced = e.field_id is not None and e.field_id in parents and parents[e.field_id] != parent
-            if misplaced and parent != _UNKNOWN:
-                owner = parents[e.field_id]
+            fid = e.field_id
+            if fid is not None and fid in parents and parents[fid] != parent and parent != _UNKNOWN:
+                owner = parents[fid]
                 where = "at the top level" if owner is None else f"under field id {owner}"
-                return f"{name} maps to field id {e.field_id}, which the schema has {where}"
+                return f"{name} maps to field id {fid}, which the schema has {where}"
             why = check(e.fields, e.field_id if e.field_id is not None else _UNKNOWN, name + ".")
             if why is not None:
                 return why

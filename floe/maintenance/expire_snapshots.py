@@ -19,7 +19,7 @@ from floe.maintenance.expire_plan import ExpiryPlan, plan_expiry
 from floe.maintenance.reachable import content_files, snapshot_manifests
 from floe.spec import properties as P
 from floe.spec.manifest import FileContent
-from floe.spec.snapshot import Snapshot
+from floe.spec.snapshot import PartitionStatisticsFile, Snapshot, StatisticsFile
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.updates import (
     RemovePartitionSpecs,
@@ -200,12 +200,12 @@ def files_only_expired_need(
                 eq.append(f.path)
     kept_lists = {comparison_key(s.manifest_list) for s in committed.snapshots if s.manifest_list}
     lists = [s.manifest_list for s in expired if s.manifest_list and comparison_key(s.manifest_list) not in kept_lists]
-    kept_stats = {comparison_key(f.statistics_path) for f in (*committed.statistics, *committed.partition_statistics)}
+    kept_stats = {comparison_key(f.statistics_path) for f in _statistics_files(committed)}
     gone_ids = {s.snapshot_id for s in expired}
     stats = sorted(
         {
             f.statistics_path
-            for f in (*before.statistics, *before.partition_statistics)
+            for f in _statistics_files(before)
             if f.snapshot_id in gone_ids and comparison_key(f.statistics_path) not in kept_stats
         }
     )
@@ -218,3 +218,6 @@ def files_only_expired_need(
         "statistics": stats,
     }
 
+
+def _statistics_files(metadata: TableMetadata) -> list[StatisticsFile | PartitionStatisticsFile]:
+    return [*metadata.statistics, *metadata.partition_statistics]

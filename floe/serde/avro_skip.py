@@ -232,7 +232,7 @@ def skip_sequence(parts: list[Reader]) -> Reader:
 
 
 def skip_union(branches: list[Reader]) -> Reader:
-    def skip(buf: bytes, p: int) -> tuple[None, int]:
+    def skip(buf: bytes, p: int) -> tuple[object, int]:
         index, p = read_long(buf, p)
         return branches[index](buf, p)
 

@@ -20,7 +20,7 @@ __all__ = ["FILTER_PUSHDOWN_CONF", "FloeDataSource", "IcebergDataSource", "regis
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
-class IcebergDataSource(DataSource):  # type: ignore[misc]
+class IcebergDataSource(DataSource):
     """``format("iceberg")``: Iceberg tables read (and, with the write module, written) by Floe."""
 
     @classmethod

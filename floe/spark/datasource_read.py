@@ -193,7 +193,7 @@ def _uuid_strings(arr: pa.Array) -> pa.Array:
 
 def _is_uuid(t: pa.DataType) -> bool:
     storage = t.storage_type if isinstance(t, pa.BaseExtensionType) else t
-    return pa.types.is_fixed_size_binary(storage) and storage.byte_width == 16
+    return bool(pa.types.is_fixed_size_binary(storage) and storage.byte_width == 16)
 
 
 def _rebased_offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:

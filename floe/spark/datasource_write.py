@@ -87,7 +87,7 @@ def resolve_table(options: Mapping[str, str]) -> Table:
 
 
 @dataclass
-class FilesMessage(WriterCommitMessage):  # type: ignore[misc]
+class FilesMessage(WriterCommitMessage):
     """A task's commit message: its DataFiles, pickled."""
 
     files: bytes
@@ -105,7 +105,7 @@ def _mode(options: Mapping[str, str], overwrite: bool) -> tuple[WriteMode, str |
     return "overwrite", flt
 
 
-class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
+class IcebergWriter(DataSourceArrowWriter):
     """Batch writer: tasks write data files with floe.write.TaskWriter; the driver commits one snapshot."""
 
     def __init__(self, options: Mapping[str, str], schema: T.StructType, overwrite: bool) -> None:

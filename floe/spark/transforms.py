@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib.metadata
 import tempfile
 import zipfile
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,7 @@ def murmur3_seed0(col: Column) -> Column | None:
     return Column(utils.column(hashed))
 
 
-def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Any:
+def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Callable[[Column], Column]:
     """A vectorized Arrow UDF computing ``bucket[N]`` exactly as floe.transforms does."""
     transform = BucketTransform(num_buckets)
     spark = SparkSession.getActiveSession()
@@ -167,7 +168,8 @@ def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Any:
             values = _uuid_strings_to_bytes(values)
         return transform.apply_arrow(source_type, values)
 
-    return F.arrow_udf(bucket, T.IntegerType())
+    udf: Callable[[Column], Column] = F.arrow_udf(bucket, T.IntegerType())  # type: ignore[attr-defined]  # pyspark>=4.1, not in its stubs
+    return udf
 
 
 def _uuid_strings_to_bytes(values: pa.Array) -> pa.Array:

@@ -247,7 +247,7 @@ def _max_records_per_file(table: Table, df: DataFrame, target_bytes: int) -> int
     snap = table.current_snapshot()
     per_row = 0.0
     if snap is not None:
-        props = dict(snap.summary.properties) if hasattr(snap.summary, "properties") else {}
+        props = dict(snap.summary.properties) if snap.summary is not None else {}
         size, rows = props.get("total-files-size"), props.get("total-records")
         if size and rows and int(rows) > 0:
             per_row = int(size) / int(rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +35,7 @@ from floe.spec.types import (
 
 __all__ = ["PartitionGroup", "conform", "partition_groups", "split_by_partition", "to_floe_value"]
 
-Data = pa.Table | pa.RecordBatch
+Data: TypeAlias = "pa.Table | pa.RecordBatch"
 
 
 def _cast(arr: pa.Array | pa.ChunkedArray, target: pa.DataType, column: str, table_name: str) -> Any:

@@ -17,6 +17,7 @@ from floe.spec.schema import Schema
 from floe.write.schema_check import SchemaChanges
 
 if TYPE_CHECKING:
+    from floe.table.producers import _MergingProducer
     from floe.table.table import Table
 
 __all__ = ["WriteMode", "apply_schema_changes", "commit_files"]
@@ -63,22 +64,23 @@ def commit_files(
         CommitStateUnknownError: the outcome is unknown (files kept).
     """
     try:
+        op: _MergingProducer
         if mode == "append":
-            op = table.new_append(branch=branch)
-            for f in files:
-                op.append_file(f)
+            op = table.new_append(branch=branch).append_files(files)
         elif mode == "overwrite":
-            op = table.new_overwrite(branch=branch).overwrite_by_filter(
+            overwrite = table.new_overwrite(branch=branch).overwrite_by_filter(
                 overwrite_filter if overwrite_filter is not None else "true"
             )
             for f in files:
-                op.add_file(f)
+                overwrite.add_file(f)
+            op = overwrite
         elif mode == "dynamic":
             if overwrite_filter is not None:
                 raise ValidationError("A dynamic partition overwrite takes no filter")
-            op = table.new_replace_partitions(branch=branch)
+            replace = table.new_replace_partitions(branch=branch)
             for f in files:
-                op.add_file(f)
+                replace.add_file(f)
+            op = replace
         else:
             raise ValidationError(f"Unknown write mode {mode!r}: expected append, overwrite or dynamic")
         for k, v in (snapshot_properties or {}).items():
