@@ -19,7 +19,9 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
 
 lint: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[test,lint]"
 	$(BIN)/python -m ruff check floe tests bench
+	$(BIN)/python -m mypy floe
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -20,6 +20,8 @@ position deletes and tasks with ORC/Avro delete files are read on the driver (``
 
 from __future__ import annotations
 
+import posixpath
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -65,6 +67,9 @@ _KEY = "_floe_key"
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
 _FOOTER_PROBE_MAX_FILES = 256
+# Position deletes (delete-file rows + deletion-vector positions, from the manifests) up to which the
+# deleted (key, position) rows are broadcast to every task: ~150 bytes each, ~30 MB at most.
+_BROADCAST_DELETE_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,38 @@ def driver_path_key(location: str) -> str:
     """The same key as :func:`spark_path_key`, computed from a readable location on the driver."""
     key = comparison_key(location)
     return key
+
+
+# Characters Java's java.net.URI (hence Hadoop's Path, hence ``_metadata.file_path``) leaves unquoted in a
+# path; other ASCII characters are percent-encoded as UTF-8 (checked against Spark 4 for local files).
+_URI_PATH_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_-!.~'()*,;$&+=@")
+
+
+def spark_file_uri(location: str) -> str | None:
+    """The exact string Spark reports in ``_metadata.file_path`` for a local data file, else None.
+
+    Lets the read path compare that column with a constant instead of decoding every row's path.
+    None (callers fall back to :func:`spark_path_key`) for remote files and for paths whose spelling
+    Hadoop would change (relative, ``//``, ``.``/``..`` segments) or with characters not checked here.
+    """
+    if not is_local(location):
+        return None
+    path = to_local_path(location)
+    if not path.startswith("/") or path.startswith("//") or posixpath.normpath(path) != path:
+        return None
+    out = []
+    for ch in path:
+        if ch in _URI_PATH_ASCII:
+            out.append(ch)
+        elif ord(ch) < 128 or unicodedata.category(ch) in ("Zs", "Zl", "Zp"):
+            if ch in "?[]{}\\:" or (ord(ch) < 32 or ord(ch) == 127):
+                return None  # glob characters and ':' (Hadoop reads them specially), control characters
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
+        elif unicodedata.category(ch)[0] in "LNSPM":
+            out.append(ch)  # Java's URI keeps other non-ASCII characters as they are
+        else:
+            return None
+    return "file:" + "".join(out)
 
 
 def _spark_location(location: str) -> str:
@@ -351,6 +388,20 @@ class _Builder:
         self.names = _internal_names(self.read_schema, self.unstable)
         self.loc = {t.data_file.file_path: inputs.location_of(t.data_file.file_path) for t in tasks}
         self.footers: dict[str, _Footer] = {}
+        # data file path -> its exact ``_metadata.file_path`` when every file's is known (joins then compare
+        # that column as it is); None: rows are keyed by decoding it (spark_path_key), once per row.
+        self.exact_uris: dict[str, str] | None = None
+
+    def _key_of(self, path: str) -> str:
+        """The join key of a data file (recorded path), matching :meth:`_key_column` of its rows."""
+        if self.exact_uris is not None:
+            return self.exact_uris[path]
+        return driver_path_key(self.loc[path])
+
+    def _key_column(self) -> Column:
+        if self.exact_uris is not None:
+            return F.col(_FILE)
+        return spark_path_key(F.col(_FILE))
 
     def _present(self, task: FileScanTask) -> set[int] | None:
         """Field ids a probed file holds (mapped ids for files without ids), None when not probed."""
@@ -362,27 +413,29 @@ class _Builder:
         return set(self._mapped_names(list(foot.names)))
 
     # -- data reads ---------------------------------------------------------------------------------
-    def _read_parquet_by_id(self, locations: list[str], need_meta: bool) -> DataFrame:
+    def _read_parquet_by_id(self, locations: list[str], meta: tuple[str, ...]) -> DataFrame:
         schema = T.StructType([_file_field(f, self.names[f.field_id]) for f in self.read_schema.fields])
         df = self.spark.read.schema(schema).parquet(*[_spark_location(x) for x in locations])
-        return self._with_meta(df, need_meta)
+        return self._with_meta(df, meta)
 
-    def _read_parquet_by_name(self, locations: list[str], file_names: dict[int, str], need_meta: bool) -> DataFrame:
+    def _read_parquet_by_name(self, locations: list[str], file_names: dict[int, str], meta: tuple[str, ...]) -> DataFrame:
         """Files without field ids: request each column by its name in the file (from the name mapping)."""
         fields = []
         for f in self.read_schema.fields:
             sf = to_spark_schema(StructType(f), for_files=True).fields[0]
             fields.append(T.StructField(file_names.get(f.field_id, f"_floe_missing{f.field_id}"), _strip(sf.dataType)))
         df = self.spark.read.schema(T.StructType(fields)).parquet(*[_spark_location(x) for x in locations])
-        df = self._with_meta(df, need_meta)
+        df = self._with_meta(df, meta)
         cols = [F.col(_q(fld.name)).alias(self.names[f.field_id]) for f, fld in zip(self.read_schema.fields, fields)]
-        return df.select(*cols, *([F.col(_FILE), F.col(_POS)] if need_meta else []))
+        return df.select(*cols, *[F.col(m) for m in meta])
 
     @staticmethod
-    def _with_meta(df: DataFrame, need_meta: bool) -> DataFrame:
-        if not need_meta:
+    def _with_meta(df: DataFrame, meta: tuple[str, ...]) -> DataFrame:
+        """Add the asked metadata columns (_FILE: ``_metadata.file_path``, _POS: ``_metadata.row_index``)."""
+        if not meta:
             return df
-        return df.select("*", F.col("_metadata.file_path").alias(_FILE), F.col("_metadata.row_index").alias(_POS))
+        source = {_FILE: "_metadata.file_path", _POS: "_metadata.row_index"}
+        return df.select("*", *[F.col(source[m]).alias(m) for m in meta])
 
     def _mapped_names(self, file_columns: list[str]) -> dict[int, str]:
         mapping = self.inp.name_mapping
@@ -400,7 +453,7 @@ class _Builder:
         return out
 
     # -- deletes ------------------------------------------------------------------------------------
-    def _read_deletes(self, entries: list[ManifestEntry], schema: T.StructType | None) -> DataFrame:
+    def _read_deletes(self, entries: list[ManifestEntry], schema: T.StructType | None, with_file: bool = True) -> DataFrame:
         parquet = [e for e in entries if e.data_file.file_format == FileFormat.PARQUET]
         if len(parquet) != len(entries):
             bad = next(e for e in entries if e.data_file.file_format != FileFormat.PARQUET)
@@ -410,7 +463,7 @@ class _Builder:
             )
         reader = self.spark.read if schema is None else self.spark.read.schema(schema)
         df = reader.parquet(*[_spark_location(self.inp.location_of(e.data_file.file_path)) for e in parquet])
-        return df.select("*", F.col("_metadata.file_path").alias("_floe_dfile"))
+        return df.select("*", F.col("_metadata.file_path").alias("_floe_dfile")) if with_file else df
 
     def _apply_position_deletes(self, df: DataFrame) -> DataFrame:
         entries: dict[str, ManifestEntry] = {}
@@ -422,12 +475,16 @@ class _Builder:
                     vectors[t.data_file.file_path] = e
                 elif e.data_file.content == FileContent.POSITION_DELETES:
                     entries.setdefault(e.data_file.file_path, e)
-                    affected[t.data_file.file_path] = driver_path_key(self.loc[t.data_file.file_path])
+                    affected[t.data_file.file_path] = self._key_of(t.data_file.file_path)
         if not entries and not vectors:
             return df
+        # Deleted rows are few next to the data: a broadcast hash join then spares sorting every data row.
+        delete_rows = sum(e.data_file.record_count for e in entries.values()) + sum(
+            e.data_file.record_count for e in vectors.values()
+        )
         dels: DataFrame | None = None
         if entries:
-            files = self._read_deletes(list(entries.values()), None)
+            files = self._read_deletes(list(entries.values()), None, with_file=False)
             cols = {c.lower(): c for c in files.columns}
             mapping = self.spark.createDataFrame(list(affected.items()), "_floe_orig string, _floe_dkey string")
             dels = files.join(F.broadcast(mapping), F.col(cols["file_path"]) == F.col("_floe_orig")).select(
@@ -437,8 +494,14 @@ class _Builder:
             dv_rows = self._deletion_vector_rows(vectors)
             dels = dv_rows if dels is None else dels.unionByName(dv_rows)
         assert dels is not None
-        cond = (F.col(_KEY) == F.col("_floe_dkey")) & (F.col(_POS) == F.col("_floe_dpos"))
-        return df.join(dels, cond, "left_anti")
+        same_pos = F.col(_POS) == F.col("_floe_dpos")
+        same_file = F.col(_KEY) == F.col("_floe_dkey")
+        if delete_rows > _BROADCAST_DELETE_ROWS:
+            return df.join(dels, same_pos & same_file, "left_anti")
+        # Only the position is hashed (a long key, Spark's fastest hash relation); the file is compared for
+        # the rows whose position some delete names. coalesce() keeps it out of the join keys (both sides are
+        # non-null, so it never changes the result).
+        return df.join(F.broadcast(dels), same_pos & F.coalesce(same_file, F.lit(False)), "left_anti")
 
     def _deletion_vector_rows(self, vectors: dict[str, ManifestEntry]) -> DataFrame:
         """(path key, position) rows of v3 deletion vectors, decoded on the driver (one ranged read each)."""
@@ -446,7 +509,7 @@ class _Builder:
         def decode(item: tuple[str, ManifestEntry]) -> tuple[str, np.ndarray]:
             path, e = item
             positions = read_deletion_vector(self.inp.io, self.inp.location_of(e.data_file.file_path), e.data_file)
-            return driver_path_key(self.loc[path]), positions
+            return self._key_of(path), positions
 
         with ThreadPoolExecutor(8) as pool:
             decoded = list(pool.map(decode, vectors.items()))
@@ -473,7 +536,7 @@ class _Builder:
             return pkeys.setdefault((spec_id, partition), len(pkeys))
 
         data_rows = [
-            (driver_path_key(self.loc[t.data_file.file_path]), t.data_sequence_number, pkey(t.data_file.spec_id, t.data_file.partition))
+            (self._key_of(t.data_file.file_path), t.data_sequence_number, pkey(t.data_file.spec_id, t.data_file.partition))
             for t in self.tasks
             if any(e.data_file.content == FileContent.EQUALITY_DELETES for e in t.deletes)
         ]
@@ -529,7 +592,7 @@ class _Builder:
         rows = []
         for path, vals in fills.items():
             if vals:
-                rows.append(tuple([driver_path_key(self.loc[path])] + [_py(vals.get(i), self.read_schema.find_field(i).field_type) for i in fill_ids]))
+                rows.append(tuple([self._key_of(path)] + [_py(vals.get(i), self.read_schema.find_field(i).field_type) for i in fill_ids]))
         fm = self.spark.createDataFrame(rows, T.StructType(fields))
         df = df.join(F.broadcast(fm), F.col(_KEY) == F.col("_floe_k3"), "left")
         for i in fill_ids:
@@ -576,7 +639,7 @@ class _Builder:
             df = part if df is None else df.unionByName(part)
         assert df is not None
         if need_meta:
-            df = df.withColumn(_KEY, spark_path_key(F.col(_FILE)))
+            df = df.withColumn(_KEY, self._key_column())
             df = self._apply_identity_fills(df)
             df = self._apply_equality_deletes(df)  # position deletes never reach here (no row_index in ORC)
             df = df.drop(_FILE, _KEY)
@@ -632,31 +695,68 @@ class _Builder:
         return out
 
     def _parquet_frames(self, tasks: list[FileScanTask]) -> list[DataFrame]:
+        """Files without deletes or fills, files with fills only, and files with deletes, read apart.
+
+        Only the last need each row's position and only the last two each row's file, so the joins that
+        apply deletes (or fill columns) never see the rows of the other files.
+        """
         locations = [self.loc[t.data_file.file_path] for t in tasks]
         probe = self.inp.name_mapping is not None or len(locations) <= _FOOTER_PROBE_MAX_FILES
         self.footers = _probe_footers(self.inp.io, locations) if probe else {}
-        no_ids = {loc: list(f.names) for loc, f in self.footers.items() if f.ids is None}
-        has_deletes = any(t.deletes for t in tasks)
+        if self.with_position:
+            return [self._parquet_frame(tasks)]
+        plain: list[FileScanTask] = []
+        filled: list[FileScanTask] = []
+        deleted: list[FileScanTask] = []
+        for t in tasks:
+            if t.deletes:
+                deleted.append(t)
+            elif _constant_fills(t, self.read_schema.fields, self._present(t)):
+                filled.append(t)
+            else:
+                plain.append(t)
+        frames = []
+        for group in (plain, filled, deleted):
+            if group:
+                part = self._for(group)
+                part.footers = self.footers
+                frames.append(part._parquet_frame(group))
+        return frames
+
+    def _parquet_frame(self, tasks: list[FileScanTask]) -> DataFrame:
+        locations = [self.loc[t.data_file.file_path] for t in tasks]
+        mine = set(locations)
+        no_ids = {loc: list(f.names) for loc, f in self.footers.items() if f.ids is None and loc in mine}
         needs_fill = any(_constant_fills(t, self.read_schema.fields, self._present(t)) for t in tasks)
-        need_meta = has_deletes or needs_fill or self.with_position
+        need_pos = self.with_position or any(
+            e.data_file.content == FileContent.POSITION_DELETES for t in tasks for e in t.deletes
+        )
+        need_file = need_pos or needs_fill or any(t.deletes for t in tasks)
+        meta = (_FILE,) * need_file + (_POS,) * need_pos
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
         with_ids = [x for x in locations if x not in no_ids]
         for loc, cols in no_ids.items():
             groups.setdefault(tuple(sorted(self._mapped_names(cols).items())), []).append(loc)
         raw: list[DataFrame] = []
         if with_ids:
-            raw.append(self._read_parquet_by_id(with_ids, need_meta))
+            raw.append(self._read_parquet_by_id(with_ids, meta))
         for names, locs in groups.items():
-            raw.append(self._read_parquet_by_name(locs, dict(names), need_meta))
+            raw.append(self._read_parquet_by_name(locs, dict(names), meta))
         df = raw[0]
         for r in raw[1:]:
             df = df.unionByName(r)
-        if need_meta:
-            df = df.withColumn(_KEY, spark_path_key(F.col(_FILE)))
+        if need_file:
+            uris = {t.data_file.file_path: spark_file_uri(self.loc[t.data_file.file_path]) for t in tasks}
+            if all(u is not None for u in uris.values()):
+                self.exact_uris = {p: u for p, u in uris.items() if u is not None}
+            df = df.withColumn(_KEY, self._key_column())
             df = self._apply_identity_fills(df)
             df = self._apply_position_deletes(df)
             df = self._apply_equality_deletes(df)
-        return [self._finish(df)]
+            if not self.with_position:
+                df = df.drop(*meta)
+            df = df.drop(_KEY)
+        return self._finish(df)
 
     def _finish(self, df: DataFrame) -> DataFrame:
         """Columns renamed back to the schema's names (uuid bytes as text); one selectExpr call."""
