@@ -108,7 +108,7 @@ def main() -> None:
         "after": lambda: floe.spark.read(spark, table),
     }
     for measure_name, measure in (("count(*)", count), ("aggregate", aggregate)):
-        sides = {name: (lambda f=f: measure(f())) for name, f in frames.items()}
+        sides = {name: (lambda f=f, m=measure: m(f())) for name, f in frames.items()}
         for fn in sides.values():  # warm-up: JIT, file cache
             fn()
         times: dict[str, list[float]] = {k: [] for k in sides}

@@ -13,6 +13,10 @@ Deletes (spec "Scan Planning", "Position Delete Files", "Equality Delete Files")
 - equality deletes: left-anti join on null-safe equality of the delete's columns, limited to data files
   with a smaller data sequence number in the same partition (or any partition for global deletes).
 Identity partition values are filled from the manifest for files that lack the column (imported files).
+Files with deletes, files with fills only and the other files are read as separate relations (unioned), so
+the other files' rows skip the joins and ``_metadata.row_index``. Rows are keyed by their file's exact
+``_metadata.file_path`` (computed on the driver, :func:`spark_file_uri`) when known, else by decoding it per
+row (:func:`spark_path_key`); deletes counted small in the manifests are broadcast.
 
 ORC data files are read natively by name (see the ORC section below); Avro data files, ORC files with
 position deletes and tasks with ORC/Avro delete files are read on the driver (``_route``).
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -52,6 +57,7 @@ __all__ = [
     "ROW_POS_COLUMN",
     "ScanInputs",
     "driver_path_key",
+    "spark_file_uri",
     "spark_path_key",
     "tasks_to_dataframe",
     "unstable_field_ids",
@@ -67,8 +73,8 @@ _KEY = "_floe_key"
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
 _FOOTER_PROBE_MAX_FILES = 256
-# Position deletes (delete-file rows + deletion-vector positions, from the manifests) up to which the
-# deleted (key, position) rows are broadcast to every task: ~150 bytes each, ~30 MB at most.
+# Delete rows (delete-file rows + deletion-vector positions, from the manifests' record counts) up to which
+# the deletes are broadcast to every task (a hash join, no sort of the data rows): ~150 bytes each.
 _BROADCAST_DELETE_ROWS = 200_000
 
 
@@ -453,16 +459,18 @@ class _Builder:
         return out
 
     # -- deletes ------------------------------------------------------------------------------------
-    def _read_deletes(self, entries: list[ManifestEntry], schema: T.StructType | None, with_file: bool = True) -> DataFrame:
-        parquet = [e for e in entries if e.data_file.file_format == FileFormat.PARQUET]
-        if len(parquet) != len(entries):
-            bad = next(e for e in entries if e.data_file.file_format != FileFormat.PARQUET)
+    def _check_parquet(self, entries: list[ManifestEntry]) -> None:
+        bad = next((e for e in entries if e.data_file.file_format != FileFormat.PARQUET), None)
+        if bad is not None:
             raise UnsupportedError(
                 f"Table {self.inp.table_name}: delete file {bad.data_file.file_path} is "
                 f"{bad.data_file.file_format}; the Spark read path applies Parquet delete files only"
             )
+
+    def _read_deletes(self, entries: list[ManifestEntry], schema: T.StructType | None, with_file: bool = True) -> DataFrame:
+        self._check_parquet(entries)
         reader = self.spark.read if schema is None else self.spark.read.schema(schema)
-        df = reader.parquet(*[_spark_location(self.inp.location_of(e.data_file.file_path)) for e in parquet])
+        df = reader.parquet(*[_spark_location(self.inp.location_of(e.data_file.file_path)) for e in entries])
         return df.select("*", F.col("_metadata.file_path").alias("_floe_dfile")) if with_file else df
 
     def _apply_position_deletes(self, df: DataFrame) -> DataFrame:
@@ -482,8 +490,12 @@ class _Builder:
         delete_rows = sum(e.data_file.record_count for e in entries.values()) + sum(
             e.data_file.record_count for e in vectors.values()
         )
+        small = delete_rows <= _BROADCAST_DELETE_ROWS
+        driver_rows: list[pa.Table] = []
         dels: DataFrame | None = None
-        if entries:
+        if entries and small:  # a few rows: read on the driver, sparing Spark a job to build the broadcast
+            driver_rows.append(self._position_file_rows(list(entries.values()), affected))
+        elif entries:
             files = self._read_deletes(list(entries.values()), None, with_file=False)
             cols = {c.lower(): c for c in files.columns}
             mapping = self.spark.createDataFrame(list(affected.items()), "_floe_orig string, _floe_dkey string")
@@ -491,19 +503,44 @@ class _Builder:
                 F.col("_floe_dkey"), F.col(cols["pos"]).cast("long").alias("_floe_dpos")
             )
         if vectors:
-            dv_rows = self._deletion_vector_rows(vectors)
-            dels = dv_rows if dels is None else dels.unionByName(dv_rows)
+            driver_rows.append(self._deletion_vector_rows(vectors))
+        if driver_rows:
+            local = self.spark.createDataFrame(pa.concat_tables(driver_rows), "_floe_dkey string, _floe_dpos long")
+            dels = local if dels is None else dels.unionByName(local)
         assert dels is not None
         same_pos = F.col(_POS) == F.col("_floe_dpos")
         same_file = F.col(_KEY) == F.col("_floe_dkey")
-        if delete_rows > _BROADCAST_DELETE_ROWS:
+        if not small:
             return df.join(dels, same_pos & same_file, "left_anti")
         # Only the position is hashed (a long key, Spark's fastest hash relation); the file is compared for
         # the rows whose position some delete names. coalesce() keeps it out of the join keys (both sides are
         # non-null, so it never changes the result).
         return df.join(F.broadcast(dels), same_pos & F.coalesce(same_file, F.lit(False)), "left_anti")
 
-    def _deletion_vector_rows(self, vectors: dict[str, ManifestEntry]) -> DataFrame:
+    def _position_file_rows(self, entries: list[ManifestEntry], affected: dict[str, str]) -> pa.Table:
+        """(path key, position) rows of position delete files for the scanned data files, read on the driver.
+
+        ``affected`` maps the data files' recorded paths (as the delete files spell them) to their keys."""
+        self._check_parquet(entries)
+
+        def read(e: ManifestEntry) -> pa.Table:
+            with self.inp.io.new_input(self.inp.location_of(e.data_file.file_path)).open() as fo:
+                pf = pq.ParquetFile(fo)
+                names = {n.lower(): n for n in pf.schema_arrow.names}
+                t = pf.read(columns=[names["file_path"], names["pos"]])
+            return pa.table({"file_path": t.column(0).cast(pa.string()), "pos": t.column(1).cast(pa.int64())})
+
+        with ThreadPoolExecutor(8) as pool:
+            rows = pa.concat_tables(list(pool.map(read, entries)))
+        owner = pc.index_in(rows["file_path"], value_set=pa.array(list(affected), pa.string()))
+        mine = pc.is_valid(owner)  # delete files may also name data files this scan does not read
+        keys = pa.array(list(affected.values()), pa.string())
+        return pa.table({
+            "_floe_dkey": keys.take(owner.filter(mine)),
+            "_floe_dpos": rows["pos"].filter(mine),
+        })
+
+    def _deletion_vector_rows(self, vectors: dict[str, ManifestEntry]) -> pa.Table:
         """(path key, position) rows of v3 deletion vectors, decoded on the driver (one ranged read each)."""
 
         def decode(item: tuple[str, ManifestEntry]) -> tuple[str, np.ndarray]:
@@ -515,11 +552,10 @@ class _Builder:
             decoded = list(pool.map(decode, vectors.items()))
         keys = pa.array([k for k, _ in decoded], pa.string())
         owner = np.repeat(np.arange(len(decoded)), [len(p) for _, p in decoded])  # row -> its data file
-        rows = pa.table({
-            "_floe_dkey": keys.take(pa.array(owner)),
+        return pa.table({
+            "_floe_dkey": keys.take(pa.array(owner, pa.int64())),
             "_floe_dpos": pa.array(np.concatenate([p for _, p in decoded]), pa.int64()),
         })
-        return self.spark.createDataFrame(rows)
 
     def _apply_equality_deletes(self, df: DataFrame) -> DataFrame:
         groups: dict[tuple[int, ...], dict[str, ManifestEntry]] = {}
@@ -571,7 +607,8 @@ class _Builder:
             for i in ids:
                 # Spec: equality deletes match nulls, hence null-safe equality.
                 cond = cond & F.col(_q(self.names[i])).eqNullSafe(F.col(f"_floe_eq{i}"))
-            df = df.join(dels, cond, "left_anti")
+            small = sum(e.data_file.record_count for e in entries.values()) <= _BROADCAST_DELETE_ROWS
+            df = df.join(F.broadcast(dels) if small else dels, cond, "left_anti")
         return df.drop("_floe_seq", "_floe_pkey")
 
     def _spec_is_partitioned(self, dfile: DataFile) -> bool:
@@ -815,7 +852,8 @@ def _lazy_time_zones(spark: SparkSession) -> Callable[[], _TimeZones]:
     def get() -> _TimeZones:
         if not found:
             session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-            jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+            jvm = spark.sparkContext._jvm
+            assert jvm is not None  # a classic session (the read path needs the JVM)
             found.append(_TimeZones(session_tz, str(jvm.java.util.TimeZone.getDefault().getID())))
         return found[0]
 
