@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 import floe
 from floe.catalog.base import Catalog
@@ -19,6 +21,36 @@ from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntryStatus
 from floe.table.table import Table
+
+
+def catalog_props(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    """load_catalog properties (plus ``name``) for one catalog kind, unique per test."""
+    name = f"c{uuid.uuid4().hex[:12]}"
+    warehouse = str(tmp_path / "warehouse")
+    if kind == "hadoop":
+        return {"name": name, "type": "hadoop", "warehouse": warehouse}
+    if kind == "sqlite":
+        return {
+            "name": name,
+            "type": "sql",
+            "uri": f"sqlite:///{tmp_path}/catalog.db",
+            "warehouse": warehouse,
+        }
+    if kind == "postgres":
+        return {
+            "name": name,
+            "type": "sql",
+            "uri": request.getfixturevalue("postgres_url"),
+            "warehouse": warehouse,
+        }
+    if kind == "mysql":
+        return {
+            "name": name,
+            "type": "sql",
+            "uri": request.getfixturevalue("mysql_url"),
+            "warehouse": warehouse,
+        }
+    raise ValueError(kind)
 
 
 def open_catalog(props: Mapping[str, str]) -> Catalog:

@@ -2,45 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
+from _helpers import catalog_props
 
 from floe.spec.schema import Schema
 from floe.spec.types import IntegerType, LongType, NestedField, StringType
 
 CATALOG_KINDS = ["hadoop", "sqlite", "postgres", "mysql"]
-
-
-def catalog_props(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
-    """load_catalog properties (plus ``name``) for one catalog kind, unique per test."""
-    name = f"c{uuid.uuid4().hex[:12]}"
-    warehouse = str(tmp_path / "warehouse")
-    if kind == "hadoop":
-        return {"name": name, "type": "hadoop", "warehouse": warehouse}
-    if kind == "sqlite":
-        return {
-            "name": name,
-            "type": "sql",
-            "uri": f"sqlite:///{tmp_path}/catalog.db",
-            "warehouse": warehouse,
-        }
-    if kind == "postgres":
-        return {
-            "name": name,
-            "type": "sql",
-            "uri": request.getfixturevalue("postgres_url"),
-            "warehouse": warehouse,
-        }
-    if kind == "mysql":
-        return {
-            "name": name,
-            "type": "sql",
-            "uri": request.getfixturevalue("mysql_url"),
-            "warehouse": warehouse,
-        }
-    raise ValueError(kind)
 
 
 @pytest.fixture(params=CATALOG_KINDS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from _helpers import missing_references, open_catalog, row_count, write_data_file
+from _helpers import catalog_props, missing_references, open_catalog, row_count, write_data_file
 from _workers import context, crash_loop
 
 from floe.spec.schema import Schema
@@ -16,8 +16,6 @@ TRIALS = 50
 
 @pytest.mark.parametrize("kind", ["hadoop", "sqlite"])
 def test_sigkill_during_commits_leaves_committed_state(kind: str, tmp_path, request, schema: Schema) -> None:
-    from conftest import catalog_props
-
     props = catalog_props(kind, tmp_path, request)
     cat = open_catalog(props)
     cat.create_namespace("db")
