@@ -7,7 +7,8 @@ because the commit may have succeeded and then references them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
 from floe.errors import CommitStateUnknownError, ValidationError
@@ -17,10 +18,11 @@ from floe.spec.schema import Schema
 from floe.write.schema_check import SchemaChanges
 
 if TYPE_CHECKING:
+    from floe.io.fileio import FileIO
     from floe.table.producers import _MergingProducer
     from floe.table.table import Table
 
-__all__ = ["WriteMode", "apply_schema_changes", "commit_files"]
+__all__ = ["WriteMode", "apply_schema_changes", "commit_files", "deleted_on_failure"]
 
 WriteMode = Literal["append", "overwrite", "dynamic"]
 
@@ -36,6 +38,20 @@ def apply_schema_changes(table: Table, changes: SchemaChanges) -> Schema:
         update.update_column(name, field_type=t)
     update.commit()
     return table.schema()
+
+
+@contextmanager
+def deleted_on_failure(io: FileIO, files: Sequence[DataFile]) -> Iterator[None]:
+    """Delete ``files`` (written for a commit) if the block fails - except when the commit's outcome is
+    unknown: it may have succeeded, and then the files are live table data."""
+    try:
+        yield
+    except CommitStateUnknownError:
+        raise
+    except BaseException:
+        if files:
+            io.delete_many([f.file_path for f in files])
+        raise
 
 
 def commit_files(
@@ -63,7 +79,7 @@ def commit_files(
         CommitFailedError / CommitConflictError: the commit lost (files deleted).
         CommitStateUnknownError: the outcome is unknown (files kept).
     """
-    try:
+    with deleted_on_failure(table.io, files):
         op: _MergingProducer
         if mode == "append":
             op = table.new_append(branch=branch).append_files(files)
@@ -86,10 +102,4 @@ def commit_files(
         for k, v in (snapshot_properties or {}).items():
             op.set(k, v)
         op.commit()
-    except CommitStateUnknownError:
-        raise
-    except BaseException:
-        if files:
-            table.io.delete_many([f.file_path for f in files])
-        raise
     return table

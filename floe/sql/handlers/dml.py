@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from floe.errors import CommitStateUnknownError, ParseError, UnsupportedError, ValidationError
+from floe.errors import ParseError, UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression, and_
 from floe.expressions.builders import equal_to, is_null
 from floe.spec import properties as P
@@ -38,6 +38,7 @@ from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import query_dataframe
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
+from floe.write.commit import deleted_on_failure
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -302,7 +303,7 @@ def rewrite_commit(
 ) -> None:
     """Swap ``removed`` files for files holding ``new_rows``, validated against commits since ``snapshot_id``."""
     added = _write_files(ctx, table, new_rows, what) if new_rows is not None else []
-    try:
+    with deleted_on_failure(table.io, added):
         op = table.new_overwrite()
         op.case_sensitive(False)
         for t in removed:
@@ -315,12 +316,6 @@ def rewrite_commit(
         for k, v in _snapshot_properties(ctx).items():
             op.set(k, v)
         op.commit()
-    except CommitStateUnknownError:
-        raise
-    except BaseException:
-        if added:
-            table.io.delete_many([f.file_path for f in added])
-        raise
 
 
 def merge_on_read(table: Table, mode_property: str, what: str) -> bool:
@@ -362,8 +357,8 @@ def row_delta_commit(
     """
     from floe.spark.position_deletes import deleted_positions, write_position_deletes
 
-    written: list[DataFile] = []
-    try:
+    written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
+    with deleted_on_failure(table.io, written):
         if deleted_rows is not None:
             location_of = table.scan(snapshot_id=snapshot_id).location_of
             with spark_errors(what):
@@ -392,12 +387,6 @@ def row_delta_commit(
         for k, v in _snapshot_properties(ctx).items():
             op.set(k, v)
         op.commit()
-    except CommitStateUnknownError:
-        raise
-    except BaseException:
-        if written:
-            table.io.delete_many([f.file_path for f in written])
-        raise
 
 
 def _check_columns(table: Table, node: exp.Expression, what: str) -> None:
