@@ -4,8 +4,9 @@ Rows: id long, ts timestamp, category string, value double, from one cached Data
 days whatever ``--rows`` is, so the partitioned case always has 60 x 16 = 960 partitions. Cases:
 unpartitioned, and partitioned by day(ts) + bucket(16, id). Paths: ``table.append(df)`` (Spark's native
 Parquet writer + driver-side metadata, floe.spark.write) and ``df.write.format("iceberg")`` (the Python
-data source, floe.spark.datasource_write). Baselines, measured in the same run, interleaved with the
-paths, all with the table's codec (``--codec``, Iceberg's default zstd): ``parquet`` = ``df.write.parquet``
+data source, floe.spark.datasource_write); ``append-arrow`` (opt-in) is ``table.append`` through the
+mapInArrow writers. Baselines, measured in the same run, interleaved with the paths, all with the
+table's codec (``--codec``, Iceberg's default zstd): ``parquet`` = ``df.write.parquet``
 unpartitioned (the issue's baseline) and, for the partitioned case, ``parquet-pb`` =
 ``df.write.partitionBy(day, bucket).parquet`` over the same cached DataFrame with both partition columns
 precomputed (Spark doing the same partitioned job). Prints medians, file counts and ratios (baseline
@@ -13,7 +14,7 @@ time / path time; 1.0 = as fast as the baseline), and on Linux the median CPU se
 (with its finished child processes, e.g. Hadoop's ``chmod``) plus this driver: on a shared machine wall
 times swing with other processes' load, CPU seconds much less.
 
-    python3 bench/write.py [--rows 20000000] [--runs 5] [--paths append,datasource] [--distribution hash]
+    python3 bench/write.py [--rows 20000000] [--runs 5] [--paths append,append-arrow,datasource] [--distribution hash]
         [--codec zstd]
 """
 
@@ -60,6 +61,7 @@ def main() -> None:
 
     import floe
     import floe.spark.datasource
+    import floe.write
     from floe.spark.session import session
     from floe.spark.transforms import partition_column
     from floe.spark.write import distribution_mode
@@ -142,7 +144,15 @@ def main() -> None:
 
         return run
 
-    makers = {"append": append, "datasource": datasource}
+    def append_arrow(partitioned: bool) -> Callable[[], None]:
+        def run() -> None:
+            t = new_table(partitioned)
+            floe.write.write(t, df, options={"write-path": "arrow"})  # mapInArrow + pyarrow writers
+            count_files("append-arrow", Path(t.location().removeprefix("file:")))
+
+        return run
+
+    makers = {"append": append, "append-arrow": append_arrow, "datasource": datasource}
     paths = [p for p in args.paths.split(",") if p]
     mode = distribution_mode(probe, {})
     print(
