@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from read import aggregate  # bench/read.py: the same aggregate over every column (script dir is on sys.path)
 
 import floe.spark
 from floe.cli.sql import make_session
@@ -64,21 +64,6 @@ def build(root: Path, spark: SparkSession, rows: int, files: int, deletes: int) 
     current = table.metadata.current_snapshot()
     assert current is not None and current.parent_snapshot_id is not None
     return table, current.parent_snapshot_id
-
-
-def aggregate(df: DataFrame) -> list[object]:
-    row = df.agg(
-        F.count(F.lit(1)),
-        F.sum("id"),
-        F.sum(F.length("category")),
-        F.max("ts"),
-        F.sum("amount"),
-        F.sum("qty"),
-        F.sum(F.col("flag").cast("int")),
-        F.max("day"),
-        F.sum("price"),
-    ).collect()[0]
-    return list(row)
 
 
 def count(df: DataFrame) -> list[object]:
