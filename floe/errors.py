@@ -18,6 +18,7 @@ __all__ = [
     "NoSuchTableError",
     "NotFoundError",
     "ParseError",
+    "ReadError",
     "TableAlreadyExistsError",
     "UnsupportedError",
     "ValidationError",
@@ -38,6 +39,10 @@ class InvalidMetadataError(ValidationError):
 
 class UnsupportedError(FloeError, NotImplementedError):
     """A valid request Floe does not support (yet); the message names the feature."""
+
+
+class ReadError(FloeError):
+    """A read cannot return correct rows (e.g. a delete it cannot apply): it fails instead of returning wrong ones."""
 
 
 class ParseError(ValidationError):

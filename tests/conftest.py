@@ -7,8 +7,11 @@ come from tmp_path, S3 buckets and database table prefixes are unique per test.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -59,6 +62,48 @@ def spark() -> Iterator[SparkSession]:
     spark_session = session({"spark.master": master, "spark.sql.session.timeZone": "UTC"}, app_name="floe-tests")
     yield spark_session
     spark_session.stop()
+
+
+# -- Iceberg Java (the reference implementation) -------------------------------------------------
+@dataclass
+class Jsql:
+    """Runs Spark SQL on Iceberg Java 1.10.2 (shared/tools/java-iceberg) and returns one result per statement."""
+
+    command: Path
+
+    def run(self, statements: list[str], conf: dict[str, str], *, timeout: float = 600) -> list[dict[str, object]]:
+        """Each statement's ``{"sql", "columns", "rows"}``; a failing statement fails the test with Java's error."""
+        args = [str(self.command)]
+        for key, value in conf.items():
+            args += ["--conf", f"{key}={value}"]
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+            f.write(";\n".join(statements) + ";\n")
+        proc = subprocess.run([*args, "-f", f.name], capture_output=True, text=True, timeout=timeout, check=False)
+        Path(f.name).unlink()
+        results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        failed = [r for r in results if "error" in r]
+        if proc.returncode != 0 or failed:
+            raise AssertionError(f"jsql failed: {failed or proc.stderr[-2000:]}")
+        return results
+
+    @staticmethod
+    def hadoop_catalog(name: str, warehouse: Path) -> dict[str, str]:
+        """Spark confs for an Iceberg Hadoop catalog ``name`` on a local warehouse folder."""
+        prefix = f"spark.sql.catalog.{name}"
+        return {prefix: "org.apache.iceberg.spark.SparkCatalog", f"{prefix}.type": "hadoop",
+                f"{prefix}.warehouse": f"file:{warehouse}"}
+
+
+@pytest.fixture(scope="session")
+def jsql() -> Jsql:
+    """Iceberg Java's SQL runner, installed by its idempotent setup.sh on first use (about a minute)."""
+    setup = _shared_dir() / "tools" / "java-iceberg" / "setup.sh"
+    if not setup.is_file():
+        _unavailable(f"{setup} not found")
+    proc = subprocess.run(["bash", str(setup)], capture_output=True, text=True, timeout=1200, check=False)
+    if proc.returncode != 0:
+        _unavailable(f"java-iceberg setup failed: {proc.stderr[-1000:]}")
+    return Jsql(Path(proc.stdout.strip().splitlines()[-1]))
 
 
 # -- paths ---------------------------------------------------------------------------------------

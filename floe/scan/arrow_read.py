@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 import fastavro
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from floe.errors import UnsupportedError
+from floe.errors import ReadError, UnsupportedError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
 from floe.expressions.to_arrow import to_arrow_expression
@@ -37,7 +38,13 @@ from floe.io.puffin import read_deletion_vector
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
 from floe.spec import properties as P
-from floe.spec.manifest import DataFile, FileContent, FileFormat
+from floe.spec.manifest import (
+    POSITION_DELETE_FILE_PATH_ID,
+    POSITION_DELETE_POS_ID,
+    DataFile,
+    FileContent,
+    FileFormat,
+)
 from floe.spec.schema import Schema
 
 if TYPE_CHECKING:
@@ -48,6 +55,7 @@ __all__ = [
     "fallback_field_ids",
     "name_mapping_of",
     "orc_schema_with_ids",
+    "position_delete_columns",
     "read_data_file",
     "read_task_to_arrow",
     "read_tasks_to_arrow",
@@ -226,7 +234,28 @@ def _fill_identity_partitions(task: FileScanTask, table: pa.Table, present: set[
     return out
 
 
+def position_delete_columns(table: pa.Table, *, location: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """``file_path`` (as strings) and ``pos`` (int64) of a position delete file: by reserved id, else by name.
+
+    Raises:
+        ReadError: the file has neither the reserved ids nor columns named ``file_path`` and ``pos``.
+    """
+    by_id: dict[int, int] = {}
+    for i, f in enumerate(table.schema):
+        raw = (f.metadata or {}).get(FIELD_ID_KEY)
+        if raw is not None:
+            by_id[int(raw)] = i
+    names = {n.lower(): i for i, n in enumerate(table.column_names)}
+    path_i = by_id.get(POSITION_DELETE_FILE_PATH_ID, names.get("file_path"))
+    pos_i = by_id.get(POSITION_DELETE_POS_ID, names.get("pos"))
+    if path_i is None or pos_i is None:
+        raise ReadError(f"Position delete file {location} has no file_path/pos columns ({table.column_names})")
+    return table.column(path_i).cast(pa.string()), table.column(pos_i).cast(pa.int64())
+
+
 def _deleted_positions(ctx: ReadContext, task: FileScanTask) -> np.ndarray | None:
+    """Positions deleted from the task's data file: rows of its position delete files whose ``file_path``
+    is the data file's path as its manifest spells it (the spec's identity), or its deletion vector."""
     positions: list[np.ndarray] = []
     for e in task.deletes:
         if e.data_file.content != FileContent.POSITION_DELETES:
@@ -235,11 +264,9 @@ def _deleted_positions(ctx: ReadContext, task: FileScanTask) -> np.ndarray | Non
             # A v3 deletion vector: one blob of a Puffin file, positions of this data file only.
             positions.append(read_deletion_vector(ctx.io, ctx.location_of(e.data_file.file_path), e.data_file))
             continue
-        d = read_data_file(ctx, e.data_file)
-        names = {n.lower(): n for n in d.column_names}
-        paths = d.column(names["file_path"]).to_numpy(zero_copy_only=False)
-        pos = d.column(names["pos"]).to_numpy(zero_copy_only=False)
-        positions.append(pos[paths == task.data_file.file_path].astype(np.int64))
+        paths, pos = position_delete_columns(read_data_file(ctx, e.data_file), location=e.data_file.file_path)
+        mine = pc.equal(paths, pa.scalar(task.data_file.file_path, pa.string()))
+        positions.append(pos.filter(pc.fill_null(mine, False)).to_numpy().astype(np.int64))
     if not positions:
         return None
     return np.concatenate(positions)

@@ -18,13 +18,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from floe.errors import InvalidMetadataError
-from floe.spec.manifest import FileContent, FileFormat, ManifestEntry
+from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, FileContent, FileFormat, ManifestEntry
 from floe.spec.partitioning import PartitionSpec
 
-__all__ = ["DELETE_FILE_PATH_FIELD_ID", "DeleteFileIndex", "is_deletion_vector"]
+__all__ = ["DeleteFileIndex", "is_deletion_vector"]
 
-# Reserved field id of the ``file_path`` column of position delete files (spec "Reserved Field IDs").
-DELETE_FILE_PATH_FIELD_ID = 2147483546
 
 
 def is_deletion_vector(entry: ManifestEntry) -> bool:
@@ -64,8 +62,8 @@ def _seq(entry: ManifestEntry) -> int:
 
 def _path_bounds(entry: ManifestEntry) -> tuple[str, str] | None:
     f = entry.data_file
-    lo = (f.lower_bounds or {}).get(DELETE_FILE_PATH_FIELD_ID)
-    hi = (f.upper_bounds or {}).get(DELETE_FILE_PATH_FIELD_ID)
+    lo = (f.lower_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
+    hi = (f.upper_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
     if lo is None or hi is None:
         return None
     try:

@@ -7,8 +7,8 @@ carry the reserved field ids 2147483546 and 2147483545, and a delete file lives 
 of the data files it references, so the files are grouped by (spec id, partition tuple).
 
 The positions come from Spark's ``_metadata.row_index`` (exact across row groups and splits, DESIGN.md
-section 5); Spark's ``_metadata.file_path`` is a URI, mapped back to the manifest's path by a broadcast
-join on the read path's key (floe.spark._scan_frames.spark_path_key). Spark's Parquet writer writes one
+section 5); the read path gives each row its data file's path as the manifest spells it
+(floe.spark.scan_frames, ``with_position=True``). Spark's Parquet writer writes one
 file per group and task (``partitionBy`` on the group id); the driver reads the footers for full metrics
 (bounds on ``file_path`` let readers skip delete files that cannot apply; ``referenced_data_file`` is set
 when a file names one data file) and moves local files to Iceberg's layout with the ``-deletes`` suffix.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +30,11 @@ from pyspark.sql import types as T
 
 from floe.errors import ValidationError
 from floe.io.locations import basename, is_local, join, to_local_path
-from floe.spark._scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, driver_path_key, spark_path_key
+from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.types import FIELD_ID_METADATA_KEY
 from floe.spark.write import cleanup_operation_files
 from floe.spec import properties as P
-from floe.spec.manifest import DataFile, FileContent
+from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, POSITION_DELETE_POS_ID, DataFile, FileContent
 from floe.spec.schema import Schema
 from floe.spec.types import LongType, NestedField, StringType
 from floe.write.locations import LocationProvider, data_file_name
@@ -44,17 +44,14 @@ if TYPE_CHECKING:
     from floe.scan.tasks import FileScanTask
     from floe.table.table import Table
 
-__all__ = ["DELETE_FILE_PATH_ID", "DELETE_POS_ID", "POSITION_DELETE_SCHEMA", "deleted_positions", "write_position_deletes"]
+__all__ = ["POSITION_DELETE_SCHEMA", "deleted_positions", "write_position_deletes"]
 
-DELETE_FILE_PATH_ID = 2147483546
-DELETE_POS_ID = 2147483545
 POSITION_DELETE_SCHEMA = Schema(
-    NestedField(DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
-    NestedField(DELETE_POS_ID, "pos", LongType(), required=True),
+    NestedField(POSITION_DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
+    NestedField(POSITION_DELETE_POS_ID, "pos", LongType(), required=True),
 )
 
 _GROUP = "_floe_group"  # index of the (spec id, partition) group a row's data file belongs to
-_KEY = "_floe_dkey"  # the read path's key of a data file's location (spark_path_key / driver_path_key)
 _STAGING_PREFIX = ".floe-staging-"  # the data writer's prefix: its cleanup knows it
 # Full bounds (not the table's truncate(16) default): readers compare the whole path (Iceberg Java agrees).
 _METRICS = {P.METRICS_MODE_DEFAULT: "full"}
@@ -64,35 +61,31 @@ def _groups(tasks: Sequence[FileScanTask]) -> list[tuple[int, tuple[Any, ...]]]:
     return list(dict.fromkeys((t.data_file.spec_id, tuple(t.data_file.partition)) for t in tasks))
 
 
-def deleted_positions(
-    rows: DataFrame, tasks: Sequence[FileScanTask], location_of: Callable[[str], str]
-) -> DataFrame:
+def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask]) -> DataFrame:
     """``(file_path, pos, group)`` of ``rows`` (read with ``with_position=True`` from ``tasks``).
 
-    ``file_path`` is the manifest's path of the row's data file; the group indexes the (spec id,
-    partition) pairs of the tasks in order of first appearance (what :func:`write_position_deletes` expects).
+    ``file_path`` is the manifest's path of the row's data file (what the read path returns); the group
+    indexes the (spec id, partition) pairs of the tasks in order of first appearance (what
+    :func:`write_position_deletes` expects).
     """
     spark = rows.sparkSession
     index = {g: i for i, g in enumerate(_groups(tasks))}
     by_path = {t.data_file.file_path: t.data_file for t in tasks}
-    mapping = [
-        (driver_path_key(location_of(path)), path, index[(f.spec_id, tuple(f.partition))]) for path, f in by_path.items()
-    ]
+    mapping = [(path, index[(f.spec_id, tuple(f.partition))]) for path, f in by_path.items()]
     schema = T.StructType([
-        T.StructField(_KEY, T.StringType(), False),
         T.StructField("file_path", T.StringType(), False),
         T.StructField(_GROUP, T.IntegerType(), False),
     ])
     files = F.broadcast(spark.createDataFrame(mapping, schema))
     # Positions coming through an outer join (MERGE) are typed nullable, though never NULL for a target
     # row: after the filter the coalesce never applies, but it tells Spark the column is non-null, so it
-    # is written as a required field.
+    # is written as a required field. The join takes file_path from ``files`` (non-null) for the same reason.
     located = rows.where(F.col(ROW_POS_COLUMN).isNotNull())
     keyed = located.select(
-        spark_path_key(F.col(ROW_FILE_COLUMN)).alias("_floe_rkey"),
+        F.col(ROW_FILE_COLUMN).alias("_floe_rfile"),
         F.coalesce(F.col(ROW_POS_COLUMN).cast("long"), F.lit(-1).cast("long")).alias("pos"),
     )
-    return keyed.join(files, F.col("_floe_rkey") == F.col(_KEY)).select("file_path", "pos", _GROUP)
+    return keyed.join(files, F.col("_floe_rfile") == F.col("file_path")).select("file_path", "pos", _GROUP)
 
 
 def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[FileScanTask]) -> list[DataFile]:
@@ -116,8 +109,8 @@ def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[F
     # Both columns are non-nullable (a broadcast join's non-null path, Spark's row index), so Spark writes
     # them as required Parquet fields; the ids are the spec's reserved ones.
     out = positions.select(
-        F.col("file_path").alias("file_path", metadata={FIELD_ID_METADATA_KEY: DELETE_FILE_PATH_ID}),
-        F.col("pos").alias("pos", metadata={FIELD_ID_METADATA_KEY: DELETE_POS_ID}),
+        F.col("file_path").alias("file_path", metadata={FIELD_ID_METADATA_KEY: POSITION_DELETE_FILE_PATH_ID}),
+        F.col("pos").alias("pos", metadata={FIELD_ID_METADATA_KEY: POSITION_DELETE_POS_ID}),
         F.col(_GROUP),
     )
     if any(f.nullable for f in out.schema.fields[:2]):
@@ -150,8 +143,8 @@ def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[F
                 md, location=entry.location, file_size=entry.size, schema=POSITION_DELETE_SCHEMA,
                 properties=_METRICS, partition=partition, spec_id=spec_id,
             )
-            lower = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
-            upper = (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
+            lower = (f.lower_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
+            upper = (f.upper_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
             single = lower.decode("utf-8") if lower is not None and lower == upper else None
             return f.with_changes(content=FileContent.POSITION_DELETES, referenced_data_file=single, split_offsets=None)
 

@@ -3,7 +3,7 @@
 Python plans (manifests -> files + deletes, floe.scan); Spark reads the Parquet files natively
 (``spark.read.schema(<schema with parquet.field.id>).parquet(...)``) and applies deletes with joins; the
 scan filter becomes a ``where()`` Spark can push into Parquet for columns whose names are stable (see
-floe.spark._scan_frames for why renamed columns are guarded).
+floe.spark.scan_frames for why renamed columns are guarded).
 
 ORC data files are read natively too, by each file's own column names: the driver reads every file's
 schema (its tail only) and gives columns ids from the ``iceberg.id`` type attributes, else the table's
@@ -38,7 +38,7 @@ from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arro
 from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
-from floe.spark._scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
+from floe.spark.scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
 from floe.spark.session import attach
 from floe.spec.schema import Schema
 from floe.table.operations import ReadOnlyTableOperations
@@ -166,8 +166,9 @@ def dataframe_for_scan(
 ) -> DataFrame:
     """The rows of a planned scan as a native DataFrame with the scan's projected columns.
 
-    ``with_position`` adds each row's file URI and position (floe.spark._scan_frames.ROW_FILE_COLUMN and
-    ROW_POS_COLUMN) after those columns; every task must then read a Parquet data file natively.
+    ``with_position`` adds each row's data file (its path as the manifest spells it) and position
+    (floe.spark.row_columns.ROW_FILE_COLUMN and ROW_POS_COLUMN) after those columns; every task must then
+    read a Parquet data file natively.
     """
     planned = list(scan.plan_files()) if tasks is None else tasks
     table_schema = scan.table_schema()
@@ -200,6 +201,7 @@ def dataframe_for_scan(
         read_schema=read_schema,
         output_schema=scan.projection(),
         all_schemas=scan.metadata.schemas,
+        specs=dict(scan.metadata.specs_by_id()),
         name_mapping=mapping,
         location_of=scan.location_of,
         arrow_fallback=arrow_fallback,

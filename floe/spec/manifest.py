@@ -16,6 +16,8 @@ from floe.serde.single_value import decoder_for
 from floe.spec.schema import Schema
 
 __all__ = [
+    "POSITION_DELETE_FILE_PATH_ID",
+    "POSITION_DELETE_POS_ID",
     "DataFile",
     "FileContent",
     "FileFormat",
@@ -26,6 +28,10 @@ __all__ = [
     "PartitionFieldSummary",
     "decode_bounds",
 ]
+
+# Reserved field ids of the columns of position delete files (spec "Reserved Field IDs").
+POSITION_DELETE_FILE_PATH_ID = 2147483546
+POSITION_DELETE_POS_ID = 2147483545
 
 
 class FileContent(IntEnum):

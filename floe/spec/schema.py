@@ -15,7 +15,13 @@ from floe.spec.types import (
     StructType,
 )
 
-__all__ = ["INITIAL_SCHEMA_ID", "Schema", "assign_fresh_ids", "walk_fields"]
+__all__ = [
+    "INITIAL_SCHEMA_ID",
+    "Schema",
+    "assign_fresh_ids",
+    "nested_field_ids",
+    "walk_fields",
+]
 
 INITIAL_SCHEMA_ID = 0
 
@@ -182,7 +188,7 @@ class Schema:
             fid = self.find_field(n, case_sensitive).field_id
             wanted.update(self.accessor_path(fid))
             # selecting a struct selects all of its children
-            wanted.update(_all_ids(self._by_id[fid].field_type))
+            wanted.update(nested_field_ids(self._by_id[fid].field_type))
         return Schema(
             *_prune_struct(self.as_struct(), wanted).fields,
             schema_id=self.schema_id,
@@ -214,12 +220,13 @@ class Schema:
         return hash((self.schema_id, self.fields, self.identifier_field_ids))
 
 
-def _all_ids(t: IcebergType) -> set[int]:
+def nested_field_ids(t: IcebergType) -> set[int]:
+    """Ids of every field nested in ``t`` (struct fields, list elements, map keys and values), at any depth."""
     out: set[int] = set()
     if isinstance(t, (StructType, ListType, MapType)):
         for c in t.children:
             out.add(c.field_id)
-            out |= _all_ids(c.field_type)
+            out |= nested_field_ids(c.field_type)
     return out
 
 

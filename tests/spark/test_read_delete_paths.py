@@ -1,8 +1,9 @@
 """Position deletes on the Spark read path under paths Spark spells differently from the manifests.
 
-The read path compares Spark's ``_metadata.file_path`` with a string computed on the driver
-(floe.spark._scan_frames.spark_file_uri) when it can, and decodes the column per row otherwise: both must
-find the deleted rows, and the join must broadcast the (few) deletes instead of sorting every data row.
+The read path learns from Spark which ``_metadata.file_path`` each file's rows carry
+(floe.spark.file_uris.reported_uris) and joins on it exactly: tricky names, relative and non-normal
+locations must all find the deleted rows, and the join must broadcast the (few) deletes instead of
+sorting every data row.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from pyspark.sql import functions as F
 
 import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
+from floe.errors import ReadError
 from floe.io.arrow_schema import schema_to_arrow
-from floe.spark import _scan_frames
-from floe.spark._scan_frames import spark_file_uri
+from floe.spark import delete_joins
+from floe.spark.file_uris import reported_uris, spark_location
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 from floe.spec.types import LongType, NestedField
@@ -32,30 +34,41 @@ TRICKY = ["a b.parquet", "p+q.parquet", "x%41y%2B.parquet", "ñ☃𝄞é.parquet
           "q\"<>^`|#&;=@!$'(),~.parquet"]
 
 
-def test_spark_file_uri_is_what_spark_reports(spark: SparkSession, tmp_path: Path) -> None:
+def test_reported_uris_are_what_rows_carry(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "d ir+%20ü"
     folder.mkdir()
+    monkeypatch.chdir(tmp_path)
+    spellings = []
     for name in TRICKY:
-        path = str(folder / name)
-        pq.write_table(pa.table({"x": [1]}), path)
-        reported = spark.read.parquet(path).select(F.col("_metadata.file_path")).collect()[0][0]
-        assert spark_file_uri(path) == reported, name
-        assert spark_file_uri("file:" + path) == reported, name
-    for unsure in ("rel/a.parquet", "//tmp/a.parquet", "/tmp//a.parquet", "/tmp/./a.parquet", "/tmp/c:d.parquet",
-                   "/tmp/zero\u200bwidth.parquet", "s3://bucket/a.parquet"):
-        assert spark_file_uri(unsure) is None, unsure
+        pq.write_table(pa.table({"x": [1]}), str(folder / name))
+        spellings += [str(folder / name), "file:" + str(folder / name), "file://" + str(folder / name),
+                      f"d ir+%20ü/{name}", f"./d ir+%20ü/../d ir+%20ü//{name}"]
+    relation = spark.read.parquet(*[spark_location(x) for x in spellings])
+    uris = reported_uris(relation, spellings, table_name="t")
+    carried = {r[0] for r in relation.select(F.col("_metadata.file_path")).collect()}
+    assert set(uris.values()) == carried
+    for name in TRICKY:
+        assert len({uris[x] for x in spellings if x.endswith(name)}) == 1, name
+
+
+def test_reported_uris_refuse_a_file_spark_does_not_read(spark: SparkSession, tmp_path: Path) -> None:
+    pq.write_table(pa.table({"x": [1]}), str(tmp_path / "a.parquet"))
+    relation = spark.read.parquet(str(tmp_path / "a.parquet"))
+    with pytest.raises(ReadError, match="b.parquet"):
+        reported_uris(relation, [str(tmp_path / "b.parquet")], table_name="t")
 
 
 @pytest.mark.parametrize("broadcast", [True, False], ids=["broadcast", "spark-read-deletes"])
-@pytest.mark.parametrize("odd", ["", "\u200b"], ids=["exact-uri", "decoded-per-row"])
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative-warehouse"])
 def test_position_deletes_under_tricky_paths(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: str, broadcast: bool
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: bool, broadcast: bool
 ) -> None:
     if not broadcast:  # as if the deletes were many: Spark reads the delete files and joins on (file, position)
-        monkeypatch.setattr(_scan_frames, "_BROADCAST_DELETE_ROWS", 0)
-    wh = tmp_path / f"w h%41+é{odd}"
+        monkeypatch.setattr(delete_joins, "BROADCAST_DELETE_ROWS", 0)
+    wh = tmp_path / "w h%41+é\u200b"
     wh.mkdir()
-    cat = HadoopCatalog("test", warehouse=str(wh))
+    monkeypatch.chdir(tmp_path)
+    cat = HadoopCatalog("test", warehouse=wh.name if relative else str(wh))
     cat.create_namespace("db")
     t = cat.create_table("db.t", Schema(NestedField(1, "id", LongType())), properties={"format-version": "2"})
     data_dir = os.path.join(t.location(), "data")

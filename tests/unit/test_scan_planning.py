@@ -12,13 +12,14 @@ import pytest
 
 from floe.expressions.base import AlwaysTrue
 from floe.io.fileio import FileIO
-from floe.scan.delete_index import DELETE_FILE_PATH_FIELD_ID, DeleteFileIndex
+from floe.scan.delete_index import DeleteFileIndex
 from floe.scan.planner import ManifestPlanner
 from floe.scan.table_scan import LocatedTable
 from floe.scan.tasks import FileScanTask, pack_tasks, split_task
 from floe.serde.manifest_writer import ManifestWriter
 from floe.serde.single_value import to_bytes
 from floe.spec.manifest import (
+    POSITION_DELETE_FILE_PATH_ID,
     DataFile,
     FileContent,
     FileFormat,
@@ -198,8 +199,8 @@ def test_delete_index_position_deletes_respect_referenced_file_and_path_bounds()
     ref = _entry(_data_file("/del/ref", ("a",), 1, content=FileContent.POSITION_DELETES,
                             referenced_data_file="/d/one"), 3)
     bounded = _entry(_data_file("/del/bounded", ("a",), 1, content=FileContent.POSITION_DELETES,
-                                lower_bounds={DELETE_FILE_PATH_FIELD_ID: b"/d/m"},
-                                upper_bounds={DELETE_FILE_PATH_FIELD_ID: b"/d/p"}), 3)
+                                lower_bounds={POSITION_DELETE_FILE_PATH_ID: b"/d/m"},
+                                upper_bounds={POSITION_DELETE_FILE_PATH_ID: b"/d/p"}), 3)
     idx = DeleteFileIndex([ref, bounded], {0: UNPART, 1: ID_SPEC})
     assert _paths(idx.for_data_file(1, 1, ("a",), "/d/one")) == ["/del/bounded", "/del/ref"]
     assert _paths(idx.for_data_file(1, 1, ("a",), "/d/two")) == []

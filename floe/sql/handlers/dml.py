@@ -360,9 +360,8 @@ def row_delta_commit(
     written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
     with deleted_on_failure(table.io, written):
         if deleted_rows is not None:
-            location_of = table.scan(snapshot_id=snapshot_id).location_of
             with spark_errors(what):
-                written += write_position_deletes(table, deleted_positions(deleted_rows, tasks, location_of), tasks)
+                written += write_position_deletes(table, deleted_positions(deleted_rows, tasks), tasks)
         deletes = list(written)
         rows = _write_files(ctx, table, new_rows, what) if new_rows is not None else []
         written += rows

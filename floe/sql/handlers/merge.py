@@ -102,8 +102,8 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     spark = ctx.spark()
     from pyspark.sql import functions as F
 
-    from floe.spark._scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN
     from floe.spark.read import dataframe_for_scan
+    from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
     from floe.spark.types import to_spark_schema
 
     source = query_dataframe(ctx, stmt.source, what=what)

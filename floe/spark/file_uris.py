@@ -1,0 +1,125 @@
+"""Which string Spark reports in ``_metadata.file_path`` for each file it reads, asked of Spark itself.
+
+The read path keys rows by their file to apply deletes and fill columns, so it must know, for every data
+and delete file, the exact ``_metadata.file_path`` Spark gives its rows. Predicting that string from a
+location (Hadoop qualifies relative paths, collapses ``//``, resolves ``..``, percent-encodes some
+characters but not others) goes silently wrong on the first spelling it did not foresee, and a key that
+matches nothing drops every delete without an error. So Floe does not predict: a relation's
+``inputFiles()`` lists the URIs Spark will report (the same ``Path.toUri`` strings, listed when the
+relation was created, no job run), and each is matched back to the location Floe passed by undoing the
+URI encoding. A file that cannot be matched fails the read.
+
+``inputFiles()`` and ``_metadata.file_path`` encode paths identically but may spell an empty authority
+differently (``file:///p`` listed, ``file:/p`` reported, on Spark 4). Which spelling the rows carry is
+read from one real row (a ``limit(1)`` job) the first time a session reads files of a scheme, then kept.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Sequence
+from urllib.parse import unquote, urlsplit
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from floe.errors import ReadError
+from floe.io.locations import is_local, to_local_path
+
+__all__ = ["reported_uris", "spark_location"]
+
+
+def spark_location(location: str) -> str:
+    """The string handed to Spark's file sources for a location (local paths absolute, ``s3`` as ``s3a``).
+
+    Local paths are made absolute here, against this process's working directory, rather than by the
+    JVM against its own.
+    """
+    if is_local(location):
+        return os.path.abspath(to_local_path(location))
+    if location.startswith("s3://"):
+        return "s3a://" + location[len("s3://") :]
+    return location
+
+
+def _normal_path(path: str) -> str:
+    out = posixpath.normpath(path)
+    return "/" + out.lstrip("/") if out.startswith("//") else out  # normpath keeps a leading '//'
+
+
+def _passed_identity(passed: str) -> tuple[str, str, str]:
+    """(scheme, authority, path) of a string Floe passed to Spark (Hadoop takes its path literally)."""
+    if passed.startswith("/"):
+        return "file", "", _normal_path(passed)
+    parts = urlsplit(passed)
+    return parts.scheme.lower(), parts.netloc, _normal_path(parts.path or "/")
+
+
+def _reported_identity(uri: str) -> tuple[str, str, str]:
+    """(scheme, authority, path) of a URI Spark reports (its path percent-encoded)."""
+    parts = urlsplit(uri)
+    netloc = "" if parts.scheme == "file" and parts.netloc in ("", "localhost") else parts.netloc
+    return parts.scheme.lower(), netloc, _normal_path(unquote(parts.path or "/"))
+
+
+# (Spark application id, scheme) -> whether rows keep the listed ``scheme:///`` spelling of an empty authority.
+_KEEPS_EMPTY_AUTHORITY: dict[tuple[str, str], bool] = {}
+
+
+def _without_empty_authority(uri: str) -> str:
+    scheme, sep, rest = uri.partition(":///")
+    return f"{scheme}:/{rest}" if sep and "/" not in scheme else uri
+
+
+def _row_spelling(relation: DataFrame, listed: list[str], table_name: str) -> dict[str, str]:
+    """Listed URI -> the string rows carry (learnt per session and scheme from one row)."""
+    if not any(":///" in u for u in listed):
+        return {u: u for u in listed}
+    scheme = listed[0].split(":", 1)[0].lower()
+    key = (relation.sparkSession.sparkContext.applicationId, scheme)
+    keeps = _KEEPS_EMPTY_AUTHORITY.get(key)
+    if keeps is None:
+        first = relation.select(F.col("_metadata.file_path")).limit(1).collect()
+        if not first:
+            return {u: u for u in listed}  # no rows at all: nothing to key
+        reported = str(first[0][0])
+        if reported in listed:
+            keeps = True
+        elif reported in {_without_empty_authority(u) for u in listed}:
+            keeps = False
+        else:
+            raise ReadError(
+                f"Table {table_name}: Spark reports rows of file {reported}, which is none of the files it "
+                f"lists ({', '.join(sorted(listed)[:3])}); refusing to read without applying deletes"
+            )
+        _KEEPS_EMPTY_AUTHORITY[key] = keeps
+    return {u: u if keeps else _without_empty_authority(u) for u in listed}
+
+
+def reported_uris(relation: DataFrame, locations: Sequence[str], *, table_name: str) -> dict[str, str]:
+    """Each location (as given to :func:`spark_location`) -> the ``_metadata.file_path`` of its rows.
+
+    Args:
+        relation: a file-source relation created from ``[spark_location(x) for x in locations]``.
+        locations: the locations read.
+        table_name: for the error message.
+
+    Raises:
+        ReadError: Spark reads a location under a URI this cannot match (its rows could not be told apart,
+            so deletes could not be applied to them).
+    """
+    listed = list(relation.inputFiles())
+    carried = _row_spelling(relation, listed, table_name)
+    reported = {_reported_identity(u): carried[u] for u in listed}
+    out: dict[str, str] = {}
+    for loc in locations:
+        uri = reported.get(_passed_identity(spark_location(loc)))
+        if uri is None:
+            sample = ", ".join(sorted(reported.values())[:3])
+            raise ReadError(
+                f"Table {table_name}: cannot tell which of the files Spark reads is {loc} "
+                f"(Spark reports e.g. {sample}); refusing to read without applying its deletes"
+            )
+        out[loc] = uri
+    return out
