@@ -31,8 +31,8 @@ from pyspark.sql import functions as F
 import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.io.arrow_schema import schema_to_arrow
+from floe.spark.configure import session
 from floe.spark.read import load_table
-from floe.spark.session import session
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 from floe.spec.types import (

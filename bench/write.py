@@ -62,7 +62,7 @@ def main() -> None:
     import floe
     import floe.spark.datasource
     import floe.write
-    from floe.spark.session import session
+    from floe.spark.configure import session
     from floe.spark.transforms import partition_column
     from floe.spark.write import distribution_mode
     from floe.spec.partitioning import PartitionSpecBuilder

@@ -131,10 +131,25 @@ def normalize_catalog_properties(name: str, props: Mapping[str, str]) -> dict[st
     Raises:
         ValidationError: no type can be inferred, or the JDBC URL is not supported.
     """
-    out = {k: v for k, v in props.items() if k != _CLASS_KEY}
+    out = {k: v for k, v in props.items() if k != _CLASS_KEY and k not in _IGNORED_CATALOG_KEYS}
+    impl = out.pop("catalog-impl", None)
+    if impl is not None:
+        mapped = _CATALOG_IMPLS.get(impl)
+        if mapped is None or out.get("type", mapped).lower() not in (mapped, "jdbc" if mapped == "sql" else mapped):
+            raise ValidationError(
+                f"Catalog {name!r}: {name}.catalog-impl={impl} is not supported "
+                f"(Floe implements {', '.join(sorted(_CATALOG_IMPLS))}; or set {name}.type)"
+            )
+        out.setdefault("type", mapped)
+    io_impl = out.pop("io-impl", None)
+    if io_impl is not None and io_impl not in _FILE_IOS:
+        raise ValidationError(
+            f"Catalog {name!r}: {name}.io-impl={io_impl} is not supported (Floe's FileIO covers "
+            f"{', '.join(sorted(_FILE_IOS))})"
+        )
     kind = out.get("type", "").lower()
     uri = out.get("uri", "")
-    if not kind and "catalog-impl" not in out:
+    if not kind:
         kind = _infer_type(uri, has_warehouse="warehouse" in out)
     if kind in ("jdbc", "sql") and uri.startswith("jdbc:"):
         user = out.pop("jdbc.user", None) or out.pop("user", None)
@@ -144,9 +159,25 @@ def normalize_catalog_properties(name: str, props: Mapping[str, str]) -> dict[st
         kind = "sql"
     if kind:
         out["type"] = kind
-    if not out.get("type") and "catalog-impl" not in out:
+    if not out.get("type"):
         raise ValidationError(f"Catalog {name!r} has no type (set {name}.type to hadoop, sql, jdbc or rest)")
     return out
+
+
+# Iceberg catalog classes Floe implements, by the type it calls them.
+_CATALOG_IMPLS = {
+    "org.apache.iceberg.jdbc.JdbcCatalog": "sql",
+    "org.apache.iceberg.hadoop.HadoopCatalog": "hadoop",
+    "org.apache.iceberg.rest.RESTCatalog": "rest",
+}
+# FileIO classes whose job Floe's own FileIO (pyarrow.fs: local, HDFS, S3) does.
+_FILE_IOS = frozenset({
+    "org.apache.iceberg.hadoop.HadoopFileIO",
+    "org.apache.iceberg.io.ResolvingFileIO",
+    "org.apache.iceberg.aws.s3.S3FileIO",
+})
+# Iceberg's Spark catalog caching: Floe reads metadata fresh on every load, so there is nothing to cache.
+_IGNORED_CATALOG_KEYS = frozenset({"cache-enabled", "cache.expiration-interval-ms", "cache.case-sensitive"})
 
 
 def _infer_type(uri: str, *, has_warehouse: bool) -> str:

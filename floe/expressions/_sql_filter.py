@@ -119,6 +119,9 @@ class _Converter:
         if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
             # DATE '...' / TIMESTAMP '...': the column type decides the conversion
             return node.this.this
+        if isinstance(node, exp.Cast) and isinstance(node.this, (exp.Literal, exp.Neg, exp.Paren)):
+            # CAST(5 AS BIGINT), as Spark's analyzer writes literals: the column type decides again
+            return self.literal(node.this)
         if isinstance(node, exp.Concat) and all(
             isinstance(e, exp.Literal) and e.is_string for e in node.expressions
         ):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io as _io
 import json
 import logging
+import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -272,6 +273,21 @@ def _deleted_positions(ctx: ReadContext, task: FileScanTask) -> np.ndarray | Non
     return np.concatenate(positions)
 
 
+class _NaN:
+    """One key for every NaN: equality deletes match NaN to NaN (as Iceberg Java and Spark's joins do),
+    while two float('nan') objects never compare equal in a Python set."""
+
+    def __repr__(self) -> str:
+        return "NaN"
+
+
+_NAN_KEY = _NaN()
+
+
+def _key(value: object) -> object:
+    return _NAN_KEY if isinstance(value, float) and math.isnan(value) else value
+
+
 def _equality_keep_mask(ctx: ReadContext, task: FileScanTask, data: pa.Table, full: Schema) -> np.ndarray | None:
     keep: np.ndarray | None = None
     for e in task.deletes:
@@ -283,10 +299,10 @@ def _equality_keep_mask(ctx: ReadContext, task: FileScanTask, data: pa.Table, fu
             raise UnsupportedError(f"Table {ctx.table_name}: equality delete file {df.file_path} has no equality_ids")
         eq_schema = Schema(*[full.find_field(i) for i in ids])
         deleted = project_by_field_id(read_data_file(ctx, df), eq_schema, name_mapping=ctx.name_mapping)
-        # Null-safe equality (spec: a null in a delete row matches a null in a data row).
-        keys = set(zip(*(deleted.column(i).to_pylist() for i in range(len(ids)))))
+        # Null-safe equality (spec: a null in a delete row matches a null in a data row); NaN matches NaN.
+        keys = {tuple(map(_key, row)) for row in zip(*(deleted.column(i).to_pylist() for i in range(len(ids))))}
         cols = [data.column(full.find_column_name(i) or "").to_pylist() for i in ids]
-        mask = np.fromiter((row not in keys for row in zip(*cols)), dtype=bool, count=data.num_rows)
+        mask = np.fromiter((tuple(map(_key, row)) not in keys for row in zip(*cols)), dtype=bool, count=data.num_rows)
         keep = mask if keep is None else keep & mask
     return keep
 

@@ -2,19 +2,40 @@
 
 ``spark.read.format("iceberg").load("db.t" or "/path/to/table")`` with options ``snapshot-id``,
 ``as-of-timestamp``, ``branch``, ``tag``, ``start-snapshot-id``, ``end-snapshot-id``. The reader lives in
-floe.spark.datasource_read; the write side is added in its own module.
+floe.spark.datasource_read, the writer in floe.spark.datasource_write.
+
+The source runs in Spark's Python workers, which see neither the session's confs nor the driver's
+environment. Each session therefore registers its own subclass whose class attribute holds the session's
+catalogs (floe.spark.configure.session_config); Spark pickles a class made at run time by value, so the
+catalogs travel with it to every worker, on any master. They reach the reader and writer as the
+``SESSION_CATALOGS_OPTION`` option.
 """
 
 from __future__ import annotations
+
+import json
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceReader
 
-from floe.spark.datasource_read import IcebergReader, scan_from_options, spark_schema_for
-from floe.spark.session import register_session_hook
+from floe.spark.configure import register_session_hook, session_config
+from floe.spark.datasource_read import (
+    SESSION_CATALOGS_OPTION,
+    IcebergReader,
+    config_from_options,
+    scan_from_options,
+    spark_schema_for,
+)
 
-__all__ = ["FILTER_PUSHDOWN_CONF", "FloeDataSource", "IcebergDataSource", "register_data_source"]
+__all__ = [
+    "FILTER_PUSHDOWN_CONF",
+    "SESSION_CATALOGS_OPTION",
+    "FloeDataSource",
+    "IcebergDataSource",
+    "config_from_options",
+    "register_data_source",
+]
 
 # Spark 4.1+: Python data sources receive filters through pushFilters only with this setting.
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -22,6 +43,13 @@ FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 class IcebergDataSource(DataSource):
     """``format("iceberg")``: Iceberg tables read (and, with the write module, written) by Floe."""
+
+    session_catalogs: str | None = None  # set on each session's subclass (see the module docstring)
+
+    def __init__(self, options: dict[str, str]) -> None:
+        if self.session_catalogs is not None:
+            options = {**options, SESSION_CATALOGS_OPTION: self.session_catalogs}
+        super().__init__(options)
 
     @classmethod
     def name(cls) -> str:
@@ -49,14 +77,18 @@ class FloeDataSource(IcebergDataSource):
 
 
 def register_data_source(spark: SparkSession) -> None:
-    """Register the ``iceberg`` and ``floe`` formats on ``spark`` and enable filter pushdown (idempotent)."""
-    if getattr(spark, "_floe_data_source_registered", False):
+    """Register the ``iceberg`` and ``floe`` formats on ``spark`` with its catalogs (again when they change)."""
+    config = session_config(spark)
+    carried = json.dumps({"catalogs": config.catalogs, "default": config.default_catalog}, sort_keys=True)
+    if getattr(spark, "_floe_data_source_registered", None) == (carried, spark.sparkContext.pythonExec):
         return
-    spark.dataSource.register(IcebergDataSource)
-    spark.dataSource.register(FloeDataSource)
+    for base in (IcebergDataSource, FloeDataSource):
+        # A class made here (not importable by name) is pickled by value, its catalogs included.
+        session_class = type(f"_Session{base.__name__}", (base,), {"session_catalogs": carried})
+        spark.dataSource.register(session_class)
     if spark.conf.isModifiable(FILTER_PUSHDOWN_CONF):
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    spark._floe_data_source_registered = True  # type: ignore[attr-defined]
+    spark._floe_data_source_registered = (carried, spark.sparkContext.pythonExec)  # type: ignore[attr-defined]
 
 
 register_session_hook(register_data_source)

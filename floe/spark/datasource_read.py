@@ -12,6 +12,8 @@ Read options: ``snapshot-id``, ``as-of-timestamp``, ``branch``, ``tag``, ``start
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,6 +39,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from floe.config import FloeConfig
 from floe.errors import ValidationError
 from floe.expressions import builders as B
 from floe.expressions.base import AlwaysTrue, BooleanExpression, and_, not_
@@ -45,6 +48,7 @@ from floe.io.name_mapping import NameMapping
 from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arrow
 from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
+from floe.spark.read import load_table, scan_for
 from floe.spark.types import to_spark_schema
 from floe.spec.schema import Schema
 
@@ -69,6 +73,23 @@ def _int_option(options: Mapping[str, str], key: str) -> int | None:
         return int(str(raw).strip())
     except ValueError:
         raise ValidationError(f"Read option {key} must be an integer, got {raw!r}") from None
+
+
+# The option carrying the registering session's catalogs (JSON) to the reader and writer.
+SESSION_CATALOGS_OPTION = "__floe_session_catalogs"
+
+
+def config_from_options(options: Mapping[str, str]) -> FloeConfig | None:
+    """The registering session's catalogs over the worker's own configuration, if the options carry them."""
+    raw = {str(k).lower(): v for k, v in options.items()}.get(SESSION_CATALOGS_OPTION)
+    if raw is None:
+        return None
+    carried = json.loads(raw)
+    base = FloeConfig.load()
+    return dataclasses.replace(
+        base, catalogs={**base.catalogs, **carried["catalogs"]}, default_catalog=carried["default"]
+    )
+
 
 
 def table_source(options: Mapping[str, str], *, action: str) -> str:
@@ -103,10 +124,8 @@ def scan_from_options(options: Mapping[str, str]) -> TableScan:
     Raises:
         ValidationError: no table given, or an option has a bad value.
     """
-    from floe.spark.read import load_table, scan_for
-
     opts = {k.lower(): v for k, v in options.items()}
-    table = load_table(None, table_source(opts, action="read"))
+    table = load_table(None, table_source(opts, action="read"), config=config_from_options(opts))
     extra = {k: v for k, v in opts.items() if k.startswith("read.")}
     return scan_for(
         table,

@@ -47,7 +47,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from floe.catalog.names import is_location, load_table_by_name, split_name
 from floe.errors import ValidationError
-from floe.spark.datasource_read import table_source
+from floe.spark.datasource_read import config_from_options, table_source
 from floe.spark.types import from_spark_schema
 from floe.spark.write import ArrowWriteTask, cleanup_operation_files
 from floe.spec import properties as P
@@ -83,7 +83,7 @@ def resolve_table(options: Mapping[str, str]) -> Table:
     if inline and not is_location(source):
         name = opts.get("catalog-name", "default")
         return load_catalog(name, **inline).load_table(split_name(source))
-    return load_table_by_name(source)
+    return load_table_by_name(source, config=config_from_options(opts))
 
 
 @dataclass

@@ -106,8 +106,14 @@ class DeleteJoins:
             )
 
     # -- position deletes ------------------------------------------------------------------------
-    def apply_positions(self, df: DataFrame) -> DataFrame:
-        """Drop rows named by position delete files or deletion vectors (rows need the file and position)."""
+    def apply_positions(
+        self, df: DataFrame, footer_ids: Callable[[list[str]], dict[str, tuple[bool, list[str]]]]
+    ) -> DataFrame:
+        """Drop rows named by position delete files or deletion vectors (rows need the file and position).
+
+        Args:
+            footer_ids: delete file locations -> (has field ids, column names) of each, from its footer.
+        """
         entries: dict[str, ManifestEntry] = {}
         targets: dict[str, str] = {}  # data file manifest path -> its rows' URI
         vectors: dict[str, ManifestEntry] = {}  # data file manifest path -> its deletion vector
@@ -129,7 +135,7 @@ class DeleteJoins:
         if entries and small:  # a few rows: read on the driver, sparing Spark a job to build the broadcast
             driver_rows.append(self._position_rows_on_driver(list(entries.values()), targets))
         elif entries:
-            dels = self._position_rows_in_spark(list(entries.values()), targets)
+            dels = self._position_rows_in_spark(list(entries.values()), targets, footer_ids)
         if vectors:
             driver_rows.append(self._deletion_vector_rows(vectors))
         if driver_rows:
@@ -163,14 +169,31 @@ class DeleteJoins:
             "_floe_dpos": positions.filter(mine),
         })
 
-    def _position_rows_in_spark(self, entries: list[ManifestEntry], targets: dict[str, str]) -> DataFrame:
-        """(row URI, position) of many delete rows, read by Spark (by the reserved field ids)."""
-        schema = T.StructType([
+    def _position_rows_in_spark(
+        self, entries: list[ManifestEntry], targets: dict[str, str],
+        footer_ids: Callable[[list[str]], dict[str, tuple[bool, list[str]]]],
+    ) -> DataFrame:
+        """(row URI, position) of many delete rows, read by Spark: by the reserved field ids, else by name."""
+        by_id = T.StructType([
             T.StructField("file_path", T.StringType(), True, {FIELD_ID_METADATA_KEY: POSITION_DELETE_FILE_PATH_ID}),
             T.StructField("pos", T.LongType(), True, {FIELD_ID_METADATA_KEY: POSITION_DELETE_POS_ID}),
         ])
-        locations = [spark_location(self.location_of(e.data_file.file_path)) for e in entries]
-        files = self.spark.read.schema(schema).parquet(*locations)
+        locations = [self.location_of(e.data_file.file_path) for e in entries]
+        footers = footer_ids(locations)
+        frames = []
+        for with_ids in (True, False):
+            locs = [spark_location(x) for x in locations if footers[x][0] == with_ids]
+            if not locs:
+                continue
+            if with_ids:
+                frames.append(self.spark.read.schema(by_id).parquet(*locs))
+                continue
+            names = {n.lower(): n for x in locations if not footers[x][0] for n in footers[x][1]}
+            if "file_path" not in names or "pos" not in names:
+                raise ReadError(f"Table {self.table_name}: position delete file {locs[0]} has no file_path/pos columns")
+            raw = self.spark.read.schema(f"`{names['file_path']}` string, `{names['pos']}` long").parquet(*locs)
+            frames.append(raw.select(F.col(quoted(names["file_path"])).alias("file_path"), F.col(quoted(names["pos"])).alias("pos")))
+        files = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
         mapping = self.spark.createDataFrame(list(targets.items()), "_floe_orig string, _floe_dkey string")
         return files.join(F.broadcast(mapping), F.col("file_path") == F.col("_floe_orig")).select(
             F.col("_floe_dkey"), F.col("pos").alias("_floe_dpos")

@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from floe.catalog.hadoop import HadoopTableOperations, is_table_folder
 from floe.catalog.metadata_files import read_metadata
 from floe.catalog.names import is_location, load_table_by_name
+from floe.config import FloeConfig
 from floe.errors import NoSuchTableError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
@@ -38,8 +39,8 @@ from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arro
 from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
+from floe.spark.configure import attach, session_config
 from floe.spark.scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
-from floe.spark.session import attach
 from floe.spec.schema import Schema
 from floe.table.operations import ReadOnlyTableOperations
 from floe.table.table import Table
@@ -49,8 +50,11 @@ _FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
 __all__ = ["dataframe_for_scan", "load_table", "located_folder_table", "read", "scan_for"]
 
 
-def load_table(spark: SparkSession | None, source: object) -> TableLike:
+def load_table(spark: SparkSession | None, source: object, *, config: FloeConfig | None = None) -> TableLike:
     """A table handle from a Table, a location (folder or metadata JSON) or a catalog identifier.
+
+    Identifiers resolve in ``config``, else the session's catalogs (floe.spark.configure.session_config),
+    else Floe's configuration.
 
     Raises:
         NoSuchTableError: nothing readable at that location / identifier.
@@ -61,7 +65,9 @@ def load_table(spark: SparkSession | None, source: object) -> TableLike:
         raise ValidationError(f"Cannot read {source!r}: pass a Table, a table location or an identifier")
     if is_location(source) or source.endswith(".json"):
         return _open_location(source)
-    return _load_identifier(spark, source)
+    if config is None and spark is not None:
+        config = session_config(spark)
+    return load_table_by_name(source, config=config)
 
 
 def _open_location(location: str) -> TableLike:
@@ -78,14 +84,6 @@ def _open_location(location: str) -> TableLike:
         # A copied table (fixtures, backups): recorded paths are mapped onto the folder.
         return located_folder_table(open_table_folder(to_local_path(location)))
     raise NoSuchTableError(f"No Iceberg table at {location} (no metadata JSON, version hint or metadata folder)")
-
-
-def _load_identifier(spark: SparkSession | None, identifier: str) -> TableLike:
-    """``catalog.db.table`` through that configured catalog, else ``db.table`` in the default catalog.
-
-    The one shared rule lives in floe.catalog.names (also used by the data source's read and write).
-    """
-    return load_table_by_name(identifier)
 
 
 def located_folder_table(folder: FolderTable) -> LocatedTable:
@@ -233,7 +231,7 @@ def read(
     """Read an Iceberg table into a native Spark DataFrame.
 
     Args:
-        spark: the session (Floe's settings are applied by ``floe.spark.session.attach``).
+        spark: the session (Floe's settings are applied by ``floe.spark.attach``).
         table: a Table, a table location (folder or metadata JSON file) or a catalog identifier.
         snapshot_id: read this snapshot (time travel).
         as_of_timestamp: read the snapshot current at this time (ms since the epoch).

@@ -20,8 +20,8 @@ from floe.errors import CommitStateUnknownError, UnsupportedError, ValidationErr
 from floe.expressions.base import BooleanExpression
 from floe.maintenance.binpack import RewriteGroup
 from floe.maintenance.rewrite_data_files import RewriteDataFilesResult, commit_rewrite, plan_rewrite
+from floe.spark.configure import attach
 from floe.spark.read import dataframe_for_scan
-from floe.spark.session import attach
 from floe.spark.write import write_files
 from floe.spec.manifest import DataFile
 from floe.table.table import Table

@@ -48,6 +48,8 @@ from floe.spec.schema import Schema, nested_field_ids, walk_fields
 from floe.spec.types import (
     DateType,
     IcebergType,
+    ListType,
+    MapType,
     NestedField,
     StructType,
     TimestampType,
@@ -416,7 +418,7 @@ class _Builder:
         if need_file:
             df = self._apply_identity_fills(df)
             deletes = self._deletes()
-            df = deletes.apply_positions(df)
+            df = deletes.apply_positions(df, self._delete_footers)
             df = deletes.apply_equality(df, self._delete_footers)
             if self.with_position:
                 df = self._manifest_paths(df)
@@ -425,20 +427,17 @@ class _Builder:
         return self._finish(df)
 
     def _finish(self, df: DataFrame) -> DataFrame:
-        """Columns renamed back to the schema's names (uuid bytes as text); one selectExpr call."""
+        """Columns renamed back to the schema's names, uuids (at any depth) as text; one selectExpr call."""
         exprs = []
+        has_uuid = False
         for f in self.read_schema.fields:
             src = quoted(self.names[f.field_id])
-            if isinstance(f.field_type, UUIDType):
-                h = f"lower(hex({src}))"
-                parts = ", ".join(f"substr({h}, {a}, {n})" for a, n in ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12)))
-                src = f"CASE WHEN {src} IS NULL THEN NULL ELSE concat_ws('-', {parts}) END"
-            exprs.append(f"{src} AS {quoted(f.name)}")
+            text = _uuids_as_text(src, f.field_type)
+            has_uuid = has_uuid or text is not None
+            exprs.append(f"{text or src} AS {quoted(f.name)}")
         if self.with_position:
             exprs += [_FILE, _POS]
-        if list(df.columns) == [f.name for f in self.read_schema.fields] and not any(
-            isinstance(f.field_type, UUIDType) for f in self.read_schema.fields
-        ):
+        if list(df.columns) == [f.name for f in self.read_schema.fields] and not has_uuid:
             return df
         return df.selectExpr(*exprs)
 
@@ -469,6 +468,34 @@ def _route(tasks: list[FileScanTask]) -> tuple[list[FileScanTask], list[FileScan
         else:
             driver.append(t)
     return parquet, orc, driver
+
+
+def _uuids_as_text(src: str, t: IcebergType) -> str | None:
+    """A SQL expression turning the 16-byte uuids inside ``src`` into text, or None when it holds none.
+
+    Spark has no uuid type: Parquet's UUID columns are read as binary and shown as Iceberg on Spark shows
+    them (``8dc314d8-3fd4-4a42-...``), in structs, lists and maps too.
+    """
+    if isinstance(t, UUIDType):
+        h = f"lower(hex({src}))"
+        parts = ", ".join(f"substr({h}, {a}, {n})" for a, n in ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12)))
+        return f"CASE WHEN {src} IS NULL THEN NULL ELSE concat_ws('-', {parts}) END"
+    if isinstance(t, StructType):
+        inner = [(f, _uuids_as_text(f"{src}.{quoted(f.name)}", f.field_type)) for f in t.fields]
+        if all(x is None for _, x in inner):
+            return None
+        body = ", ".join(f"'{f.name}', {x or src + '.' + quoted(f.name)}" for f, x in inner)
+        return f"CASE WHEN {src} IS NULL THEN NULL ELSE named_struct({body}) END"
+    if isinstance(t, ListType):
+        element = _uuids_as_text("x", t.element_type)
+        return None if element is None else f"transform({src}, x -> {element})"
+    if isinstance(t, MapType):
+        key = _uuids_as_text("k", t.key_type)
+        value = _uuids_as_text("v", t.value_type)
+        out = src if key is None else f"transform_keys({src}, (k, v) -> {key})"
+        out = out if value is None else f"transform_values({out}, (k, v) -> {value})"
+        return None if key is None and value is None else out
+    return None
 
 
 def _strip(t: T.DataType) -> T.DataType:

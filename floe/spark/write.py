@@ -55,7 +55,7 @@ from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.spark._write_layout import decode_partition_dirs, hidden_partition_columns
-from floe.spark.session import attach
+from floe.spark.configure import attach
 from floe.spark.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
 from floe.spec import properties as P

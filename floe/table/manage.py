@@ -1,6 +1,6 @@
 """Snapshot management: branches, tags, rollback, set-current and cherry-pick (Java ``ManageSnapshots``).
 
-Calls are recorded and replayed on the fresh metadata when a commit is retried, so ``rollback_to(s)``
+Calls are recorded and replayed on the fresh metadata when a commit is retried, so ``rollback_to_snapshot(s)``
 still checks ancestry against the table as it is at commit time.
 """
 
@@ -200,7 +200,7 @@ class ManageSnapshots(PendingUpdate):
         )
         return self
 
-    def rollback_to(self, snapshot_id: int) -> ManageSnapshots:
+    def rollback_to_snapshot(self, snapshot_id: int) -> ManageSnapshots:
         """Make an ancestor of the current snapshot current.
 
         Raises (at commit):
@@ -219,7 +219,7 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def rollback_to_time(self, timestamp_ms: int) -> ManageSnapshots:
+    def rollback_to_timestamp(self, timestamp_ms: int) -> ManageSnapshots:
         """Make current the newest ancestor of the current snapshot created before ``timestamp_ms``."""
 
         def step(base: TableMetadata) -> list[TableUpdate]:

@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from floe.errors import NoSuchSnapshotError, UnsupportedError
+from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.io.fileio import FileIO
 from floe.scan.table_scan import TableScan
@@ -262,13 +262,21 @@ class Table:
         data: Iterable[DataFile] | Any,
         overwrite_filter: BooleanExpression | str | None = None,
         *,
+        filter: BooleanExpression | str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
         branch: str | None = None,
     ) -> Table:
-        """Delete rows matching ``overwrite_filter`` (all rows by default) and add ``data``.
+        """Delete rows matching ``overwrite_filter`` (or ``filter``; all rows by default) and add ``data``.
 
         With DataFile descriptors, whole files matching the filter are deleted; data goes to :mod:`floe.write`.
+
+        Raises:
+            ValidationError: both ``overwrite_filter`` and ``filter`` are given.
         """
+        if filter is not None:
+            if overwrite_filter is not None:
+                raise ValidationError("Give overwrite_filter or filter, not both")
+            overwrite_filter = filter
         files = _as_data_files(data)
         if files is None:
             replaced: Table = _writer("overwrite")(
@@ -308,12 +316,12 @@ class Table:
 
     def rollback_to_snapshot(self, snapshot_id: int) -> Table:
         """Make an ancestor of the current snapshot current again."""
-        self.manage_snapshots().rollback_to(snapshot_id).commit()
+        self.manage_snapshots().rollback_to_snapshot(snapshot_id).commit()
         return self
 
     def rollback_to_timestamp(self, timestamp_ms: int) -> Table:
         """Make current the ancestor that was current at ``timestamp_ms``."""
-        self.manage_snapshots().rollback_to_time(timestamp_ms).commit()
+        self.manage_snapshots().rollback_to_timestamp(timestamp_ms).commit()
         return self
 
     def set_current_snapshot(self, snapshot_id: int) -> Table:

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 import floe
 import floe.spark.datasource  # registers format("iceberg")
 from floe.io.arrow_schema import schema_to_arrow
-from floe.spark.session import attach
+from floe.spark.configure import attach
 from floe.spec.schema import Schema
 from floe.spec.types import (
     BinaryType,
@@ -219,7 +219,7 @@ import json, sys
 import pyarrow as pa
 import floe, floe.spark.datasource
 from floe.spark.read import read as native_read
-from floe.spark.session import session
+from floe.spark.configure import session
 
 spark = session({"spark.master": "local[1]", "spark.sql.session.timeZone": "UTC"}, app_name="floe-e2e")
 cat = floe.load_catalog()  # the embedded catalog `floe` in $FLOE_HOME

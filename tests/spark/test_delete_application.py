@@ -30,10 +30,11 @@ from floe.cli.sql import make_session
 from floe.config import FloeConfig
 from floe.io.locations import to_local_path
 from floe.io.table_folder import FolderTable, PathMapper, open_table_folder
+from floe.spark import delete_joins
 from floe.spark.read import located_folder_table
 from floe.spec.manifest import FileContent
 from floe.spec.schema import Schema
-from floe.spec.types import IntegerType, LongType, NestedField, StringType
+from floe.spec.types import DoubleType, IntegerType, LongType, NestedField, StringType
 from floe.table.table import Table
 from floe.write.parquet_files import data_file_from_footer
 
@@ -290,3 +291,45 @@ def test_pyiceberg_written_table_file_uris_with_floe_deletes(spark: SparkSession
     assert sorted(t.scan().to_arrow().column("id").to_pylist()) == expected_ids
     _assert_every_read_path(spark, t, t.location(), sorted(((i, i % 4 if i < 500 else 1)
                                                               for i in expected_ids), key=repr))
+
+
+def test_equality_delete_nan_key_matches_nan_and_signed_zero(spark: SparkSession, tmp_path: Path) -> None:
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "x", DoubleType()))
+    cat = HadoopCatalog("c", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.nan", schema, properties={"format-version": "2"})
+    nan = float("nan")
+    t.append(pa.table({"id": pa.array(range(6), pa.int64()), "x": pa.array([nan, -0.0, 0.0, 1.0, None, 2.0], pa.float64())}))
+    t = cat.load_table("db.nan")
+    _write_delete(t, "eq-nan.parquet", pa.table({"x": pa.array([nan, 0.0], pa.float64())}), equality_ids=(2,),
+                  partition=(), spec_id=0, schema=schema)
+    t = cat.load_table("db.nan")
+    # Iceberg Java (and Spark's join) match NaN to NaN and -0.0 to 0.0.
+    _assert_every_read_path(spark, t, t.location(), sorted([(3, 1.0), (4, None), (5, 2.0)], key=repr))
+
+
+@pytest.mark.parametrize("spark_reads_deletes", [False, True], ids=["driver-read", "spark-read"])
+def test_position_delete_files_without_ids_or_with_binary_paths(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spark_reads_deletes: bool
+) -> None:
+    if spark_reads_deletes:
+        monkeypatch.setattr(delete_joins, "BROADCAST_DELETE_ROWS", 0)
+    schema = Schema(NestedField(1, "id", LongType()))
+    cat = HadoopCatalog("c", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.p", schema, properties={"format-version": "2"})
+    t.append(pa.table({"id": pa.array(range(20), pa.int64())}))
+    t = cat.load_table("db.p")
+    data_path = next(iter(t.scan().plan_files())).data_file.file_path
+    folder = Path(to_local_path(t.location())) / "data"
+    for name, table in {
+        "no-ids": pa.table({"file_path": [data_path, data_path], "pos": pa.array([1, 2], pa.int64())}),
+        "binary-path": pa.table({"file_path": pa.array([data_path.encode()], pa.binary()), "pos": pa.array([5], pa.int32())}),
+    }.items():
+        path = folder / f"{name}-deletes.parquet"
+        pq.write_table(table, path)
+        f = data_file_from_footer(pq.read_metadata(path), location=str(path), file_size=path.stat().st_size,
+                                  schema=schema, properties={}, partition=(), spec_id=0)
+        t.new_row_delta().add_deletes(f.with_changes(content=FileContent.POSITION_DELETES)).commit()
+        t = cat.load_table("db.p")
+    _assert_every_read_path(spark, t, t.location(), [(i,) for i in sorted(set(range(20)) - {1, 2, 5}, key=repr)])

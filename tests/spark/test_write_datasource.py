@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 import floe
 import floe.spark.datasource
-from floe.spark.session import attach
+from floe.spark.configure import attach
 from floe.spec.partitioning import PartitionSpecBuilder
 
 SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("name", pa.string())])

@@ -190,11 +190,11 @@ def test_load_precedence_conf_over_env_over_file(tmp_path: Path) -> None:
     )
     env = {
         "FLOE_CATALOG__A__WAREHOUSE": "/env",
-        "FLOE_CATALOG__A__IO_IMPL": "x",
+        "FLOE_CATALOG__A__CLIENT_REGION": "x",
         "FLOE_DEFAULT_CATALOG": "floe",
     }
     cfg = load(tmp_path, env=env)
-    assert cfg.catalogs["a"] == {"type": "hadoop", "warehouse": "/env", "keep": "file", "io-impl": "x"}
+    assert cfg.catalogs["a"] == {"type": "hadoop", "warehouse": "/env", "keep": "file", "client-region": "x"}
     assert cfg.default_catalog == "floe"
     cfg = load(
         tmp_path,
@@ -364,3 +364,14 @@ def test_load_table_by_name_identifier_and_location_open_same_table(tmp_path: Pa
     assert is_location(created.location()) and by_name.metadata.table_uuid == by_location.metadata.table_uuid
     with pytest.raises(NoSuchTableError, match=r"a\.b\.missing in catalog Prod"):
         load_table_by_name("Prod.a.b.missing", config=cfg)
+
+
+def test_load_iceberg_impl_classes_map_or_are_refused_by_key(tmp_path: Path) -> None:
+    base = {"spark.sql.catalog.j": "org.apache.iceberg.spark.SparkCatalog", "spark.sql.catalog.j.uri": "jdbc:sqlite:/tmp/x.db",
+            "spark.sql.catalog.j.catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+            "spark.sql.catalog.j.io-impl": "org.apache.iceberg.hadoop.HadoopFileIO", "spark.sql.catalog.j.cache-enabled": "false"}
+    assert load(tmp_path, base).catalogs["j"] == {"type": "sql", "uri": "sqlite:////tmp/x.db"}
+    with pytest.raises(ValidationError, match=r"j\.catalog-impl=org\.apache\.iceberg\.nessie\.NessieCatalog"):
+        load(tmp_path, {**base, "spark.sql.catalog.j.catalog-impl": "org.apache.iceberg.nessie.NessieCatalog"})
+    with pytest.raises(ValidationError, match=r"j\.io-impl=com\.example\.MyIO"):
+        load(tmp_path, {**base, "spark.sql.catalog.j.io-impl": "com.example.MyIO"})

@@ -83,14 +83,14 @@ class HandlerContext:
         _quiet_query_context_loggers()
         conf = {k: v for k, v in self.session.conf.items() if k.startswith("spark.")}
         if self._spark is None:
-            from floe.spark.session import session as make_spark
+            from floe.spark.configure import session as make_spark
 
             self._spark = make_spark(conf)
             self._owns_spark, self._applied = True, conf
         elif self._owns_spark and conf != self._applied:
             # SET spark.* after start-up: apply the runtime settings to the session Floe created. A session
             # passed in belongs to the caller and is left as configured.
-            from floe.spark.session import attach
+            from floe.spark.configure import attach
 
             changed = {k: v for k, v in conf.items() if self._applied.get(k) != v}
             attach(self._spark, conf=changed)

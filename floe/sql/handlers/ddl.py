@@ -95,6 +95,8 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
             raise ValidationError(f"{what}: no columns")
         spec = build_spec(schema, stmt.partition_spec)
     kwargs = {"location": stmt.location, "partition_spec": spec, "sort_order": sort_order, "properties": properties}
+    # Iceberg on Spark creates a table's namespace implicitly (Hadoop and JDBC catalogs alike).
+    catalog.create_namespace_if_not_exists(ref.identifier[:-1])
     if stmt.replace:
         table = catalog.create_or_replace_table(ref.identifier, schema, **kwargs)
     else:

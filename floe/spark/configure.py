@@ -1,0 +1,233 @@
+"""SparkSession set-up for Floe: a configured local session, or Floe's settings applied to the caller's.
+
+Settings and why (measured facts in DESIGN.md section 5):
+- ``spark.sql.parquet.fieldId.write.enabled`` / ``fieldId.read.enabled``: Spark writes Iceberg field ids
+  and resolves columns by id, so renames and drops read correctly.
+- ``spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS``: Iceberg timestamps are INT64 micros;
+  Spark's default INT96 has neither the right type nor usable statistics.
+- ``spark.sql.timeType.enabled``: Spark 4.1+ supports TIME (written as Parquet TIME(MICROS)) only behind
+  this flag; Iceberg ``time`` columns need it.
+- ``spark.sql.session.timeZone=UTC`` unless given: values of ``timestamptz`` print and collect the same
+  everywhere.
+- Arrow on, small shuffle partition count for local use, UI off, logs at WARN.
+
+Catalogs: a session configured the way Iceberg's Spark integration is configured
+(``spark.sql.catalog.<name>=org.apache.iceberg.spark.SparkCatalog``, ``.type``, ``.warehouse``, ``.uri``,
+``spark.sql.defaultCatalog``) gets those catalogs from Floe, merged over Floe's own configuration
+(:func:`session_config`). Iceberg's class names in ``spark.sql.extensions`` are dropped from sessions Floe
+builds (there is no Iceberg jar to load).
+
+Python workers: Spark starts them with ``spark.pyspark.python``, else ``PYSPARK_PYTHON``, else the
+``python3`` on PATH, which need not have Floe and pyarrow. Unless the user chose one, :func:`attach` makes
+workers run the driver's own interpreter (checked, with one clear line when it cannot be fixed).
+
+Engine integrations (the ``iceberg`` data source, SQL routing) plug in through
+:func:`register_session_hook`; every hook runs on each session returned by :func:`session` or
+:func:`attach`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from floe.config import ICEBERG_SPARK_CATALOG_CLASSES, FloeConfig
+from floe.errors import ValidationError
+
+__all__ = ["REQUIRED_SQL_CONF", "attach", "register_session_hook", "session", "session_config"]
+
+# Runtime SQL settings Floe relies on; applied to new and existing sessions alike.
+REQUIRED_SQL_CONF: dict[str, str] = {
+    "spark.sql.parquet.fieldId.write.enabled": "true",
+    "spark.sql.parquet.fieldId.read.enabled": "true",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.timeType.enabled": "true",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+
+# Defaults for sessions Floe creates itself; any key in the caller's conf wins.
+_LOCAL_DEFAULTS: dict[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.adaptive.enabled": "true",
+}
+
+_SessionHook = Callable[[SparkSession], None]
+_SESSION_HOOKS: list[_SessionHook] = []
+
+
+def register_session_hook(hook: _SessionHook) -> None:
+    """Run ``hook(spark)`` on every session Floe creates or attaches to (idempotent per hook).
+
+    This is the extension point for registering Floe's Spark data source and catalogs; hooks must
+    be idempotent because :func:`attach` may be called on the same session more than once.
+    """
+    if hook not in _SESSION_HOOKS:
+        _SESSION_HOOKS.append(hook)
+
+
+def _on_session(spark: SparkSession) -> None:
+    """Run the registered session hooks, in registration order."""
+    for hook in _SESSION_HOOKS:
+        hook(spark)
+
+
+def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") -> SparkSession:
+    """A SparkSession configured for Floe (``local[*]`` unless ``spark.master`` is given).
+
+    If a session is already active in this process, Spark returns it: static settings (master, UI)
+    then keep their old values, and Floe's runtime SQL settings are applied to it.
+
+    Args:
+        conf: Spark settings; they override Floe's defaults (not the required SQL settings, which
+            Floe needs to read and write Iceberg files correctly).
+        app_name: the Spark application name.
+
+    Returns:
+        The session.
+    """
+    settings = {**_LOCAL_DEFAULTS, **dict(conf or {}), **REQUIRED_SQL_CONF}
+    _drop_iceberg_extensions(settings)
+    master = settings.pop("spark.master", "local[*]")
+    if master.startswith("local"):
+        _quiet_local_startup(settings)
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return attach(spark, conf=conf)
+
+
+def _quiet_local_startup(settings: dict[str, str]) -> None:
+    """Keep a local session's start-up from printing log4j and hostname chatter (users' settings win)."""
+    # Without SPARK_LOCAL_IP Spark warns that the hostname resolves to loopback on most laptops and CI.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers default to the `python3` on PATH, which need not be the interpreter (venv) Floe and
+    # pyarrow are installed in; the driver's own interpreter always has them.
+    if "spark.pyspark.python" not in settings:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if "spark.driver.extraJavaOptions" not in settings:
+        log_conf = Path(__file__).with_name("log4j2.properties")
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log_conf.as_uri()}"
+
+
+def _drop_iceberg_extensions(settings: dict[str, str]) -> None:
+    """Remove Iceberg's classes from ``spark.sql.extensions`` (Floe parses Iceberg's SQL itself)."""
+    value = settings.get(_EXTENSIONS)
+    if value is None:
+        return
+    kept = [e.strip() for e in value.split(",") if e.strip() and not e.strip().startswith("org.apache.iceberg.")]
+    if kept:
+        settings[_EXTENSIONS] = ",".join(kept)
+    else:
+        del settings[_EXTENSIONS]
+
+
+def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> SparkSession:
+    """Make a session Floe's: required SQL settings (and ``conf``), worker interpreter, hooks (idempotent).
+
+    Static settings in ``conf`` (those Spark refuses to change at runtime) are skipped. Catalogs come
+    from the session's confs and Floe's configuration (:func:`session_config`), checked here so a
+    catalog Floe cannot open fails now, naming its key.
+
+    Returns:
+        The same session.
+
+    Raises:
+        ValidationError: an Iceberg catalog conf Floe cannot honour (names the key), or Spark's Python
+            workers would run an interpreter without Floe that Floe cannot replace.
+    """
+    for key, value in {**dict(conf or {}), **REQUIRED_SQL_CONF}.items():
+        if spark.conf.isModifiable(key):
+            spark.conf.set(key, value)
+    session_config(spark)
+    _use_driver_interpreter(spark)
+    _on_session(spark)
+    return spark
+
+
+# -- catalogs from the session ---------------------------------------------------------------------
+_EXTENSIONS = "spark.sql.extensions"
+_CATALOG_PREFIX = "spark.sql.catalog."
+_DEFAULT_CATALOG = "spark.sql.defaultCatalog"
+
+
+def _session_confs(spark: SparkSession) -> dict[str, str]:
+    """Every conf of the session: static ones from the context, runtime ones over them."""
+    out = {str(k): str(v) for k, v in spark.sparkContext.getConf().getAll()}
+    out.update({str(k): str(v) for k, v in spark.conf.getAll.items()})
+    return out
+
+
+def iceberg_catalog_confs(confs: Mapping[str, str]) -> dict[str, str]:
+    """The ``spark.sql.catalog.<name>[.key]`` confs of catalogs whose class is Iceberg's, and the default."""
+    iceberg = {
+        key[len(_CATALOG_PREFIX) :]
+        for key, value in confs.items()
+        if key.startswith(_CATALOG_PREFIX) and "." not in key[len(_CATALOG_PREFIX) :]
+        and value in ICEBERG_SPARK_CATALOG_CLASSES
+    }
+    out = {
+        key: value
+        for key, value in confs.items()
+        if key.startswith(_CATALOG_PREFIX) and key[len(_CATALOG_PREFIX) :].split(".", 1)[0] in iceberg
+    }
+    default = confs.get(_DEFAULT_CATALOG)
+    if default is not None and default in iceberg:
+        out[_DEFAULT_CATALOG] = default
+    return out
+
+
+def session_config(spark: SparkSession) -> FloeConfig:
+    """Floe's configuration with the session's Iceberg catalogs over it (cached until those confs change).
+
+    Raises:
+        ValidationError: a catalog conf Floe cannot honour (the message names the key).
+    """
+    confs = iceberg_catalog_confs(_session_confs(spark))
+    key = tuple(sorted(confs.items()))
+    cached = getattr(spark, "_floe_config", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]  # type: ignore[no-any-return]
+    config = FloeConfig.load(confs)
+    spark._floe_config = (key, config)  # type: ignore[attr-defined]
+    return config
+
+
+# -- Python workers -----------------------------------------------------------------------------------
+def _has_floe(python: str) -> bool:
+    try:
+        probe = subprocess.run([python, "-c", "import floe, pyarrow"], capture_output=True, timeout=60, check=False)
+    except OSError:
+        return False
+    return probe.returncode == 0
+
+
+def _use_driver_interpreter(spark: SparkSession) -> None:
+    """Point Python workers at the driver's interpreter unless the user chose one (before sources register)."""
+    sc = spark.sparkContext
+    chosen = sc.getConf().get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+    current = sc.pythonExec
+    if chosen or current == sys.executable or getattr(sc, "_floe_python_checked", None) == current:
+        return
+    if _has_floe(current):
+        sc._floe_python_checked = current  # type: ignore[attr-defined]
+        return
+    if not (sc.master or "").startswith("local"):
+        raise ValidationError(
+            f"Spark's Python workers would run {current!r}, which cannot import floe and pyarrow: set "
+            "spark.pyspark.python (or PYSPARK_PYTHON) to an interpreter that has them on every node"
+        )
+    sc.pythonExec = sys.executable
+    sc._floe_python_checked = sys.executable  # type: ignore[attr-defined]
