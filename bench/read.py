@@ -5,9 +5,13 @@ Builds (once, cached under /tmp) an unpartitioned Iceberg table of ROWS rows in 
 alternating runs, median of RUNS:
 - baseline: ``spark.read.parquet(<the table's data files>)`` + the aggregate;
 - ``floe.spark.read(spark, table)`` + the same aggregate (planning included);
-- ``spark.read.format("iceberg").load(table)`` (Floe's Python data source) + the same aggregate.
+- on the attached session, as an Iceberg-on-Spark program writes it: ``spark.table("bench.db.events")``,
+  ``spark.sql("SELECT * FROM bench.db.events")`` and ``spark.read.format("iceberg").load(table)`` (all
+  native scans through transparent mode);
+- the Python data source itself (transparent mode off) + the same aggregate.
 
-Prints seconds and throughput ratios baseline_time / floe_time (1.0 = as fast as plain Parquet).
+Prints seconds, the throughput ratio baseline_time / time (1.0 = as fast as plain Parquet) and each
+path's time over floe.spark.read's (the goal for the transparent paths: within 1.1x).
 
     PYTHONPATH=. python3 bench/read.py [--rows 4000000] [--files 8] [--runs 5] [--no-datasource]
 """
@@ -139,12 +143,28 @@ def main() -> None:
     table = load_table(spark, location)
     files = [t.data_file.file_path for t in table.scan().plan_files()]
 
+    root = Path(f"/tmp/floe_bench_read_{args.rows}_{args.files}")
+    spark.conf.set("spark.sql.catalog.bench", "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set("spark.sql.catalog.bench.type", "hadoop")
+    spark.conf.set("spark.sql.catalog.bench.warehouse", str(root))
+    floe.spark.attach(spark)
+
+    def data_source() -> list[object]:
+        spark.conf.set("spark.floe.transparent", "false")
+        try:
+            return aggregate(spark.read.format("iceberg").load(location))
+        finally:
+            spark.conf.set("spark.floe.transparent", "true")
+
     sides: dict[str, Callable[[], list[object]]] = {
         "parquet": lambda: aggregate(spark.read.parquet(*files)),
         "floe.spark.read": lambda: aggregate(floe.spark.read(spark, location)),
+        "spark.table": lambda: aggregate(spark.table("bench.db.events")),
+        "spark.sql": lambda: aggregate(spark.sql("SELECT * FROM bench.db.events")),
+        "format(iceberg)": lambda: aggregate(spark.read.format("iceberg").load(location)),
     }
     if not args.no_datasource:
-        sides["format(iceberg)"] = lambda: aggregate(spark.read.format("iceberg").load(location))
+        sides["data source"] = data_source
     for fn in sides.values():  # warm-up: JIT, file cache, Python workers
         fn()
     times: dict[str, list[float]] = {k: [] for k in sides}
@@ -155,6 +175,7 @@ def main() -> None:
             times[name].append(secs)
             results[name] = out
     base = statistics.median(times["parquet"])
+    floe_read = statistics.median(times["floe.spark.read"])
     for name in sides:
         med = statistics.median(times[name])
         same = all(
@@ -162,7 +183,8 @@ def main() -> None:
             for a, b in zip(results[name], results["parquet"])
         )
         assert same, (name, results[name], results["parquet"])  # float sums differ only by summation order
-        print(f"{name:16s} median {med:7.2f}s  ratio parquet/this {base / med:5.2f}x")
+        print(f"{name:16s} median {med:7.2f}s  ratio parquet/this {base / med:5.2f}x  "
+              f"this/floe.spark.read {med / floe_read:5.2f}x")
     spark.stop()
 
 

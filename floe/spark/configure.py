@@ -39,7 +39,14 @@ from pyspark.sql import SparkSession
 from floe.config import ICEBERG_SPARK_CATALOG_CLASSES, FloeConfig
 from floe.errors import ValidationError
 
-__all__ = ["REQUIRED_SQL_CONF", "attach", "register_session_hook", "session", "session_config"]
+__all__ = [
+    "REQUIRED_SQL_CONF",
+    "attach",
+    "note_catalog_conf_change",
+    "register_session_hook",
+    "session",
+    "session_config",
+]
 
 # Runtime SQL settings Floe relies on; applied to new and existing sessions alike.
 REQUIRED_SQL_CONF: dict[str, str] = {
@@ -164,10 +171,45 @@ _DEFAULT_CATALOG = "spark.sql.defaultCatalog"
 
 
 def _session_confs(spark: SparkSession) -> dict[str, str]:
-    """Every conf of the session: static ones from the context, runtime ones over them."""
-    out = {str(k): str(v) for k, v in spark.sparkContext.getConf().getAll()}
-    out.update({str(k): str(v) for k, v in spark.conf.getAll.items()})
-    return out
+    """Every conf of the session: static ones from the context (read once), runtime ones over them."""
+    sc = spark.sparkContext
+    static: dict[str, str] | None = getattr(sc, "_floe_static_confs", None)
+    if static is None:
+        static = {str(k): str(v) for k, v in sc.getConf().getAll()}
+        sc._floe_static_confs = static  # type: ignore[attr-defined]
+    return {**static, **{str(k): str(v) for k, v in spark.conf.getAll.items()}}
+
+
+# Bumped whenever a catalog conf may have changed (RuntimeConfig.set/unset, SET statements seen by Floe):
+# reading every conf of a session costs tens of milliseconds over py4j, so session_config re-reads only then.
+_CATALOG_CONF_GENERATION = [0]
+
+
+def note_catalog_conf_change(key: str | None = None) -> None:
+    """Tell session_config that ``key`` (None: any key) may have changed."""
+    if key is None or key.startswith(_CATALOG_PREFIX) or key == _DEFAULT_CATALOG:
+        _CATALOG_CONF_GENERATION[0] += 1
+
+
+def _watch_runtime_conf() -> None:
+    """Wrap RuntimeConfig.set/unset once so catalog conf changes made from Python are noticed."""
+    from pyspark.sql.conf import RuntimeConfig
+
+    if getattr(RuntimeConfig, "_floe_watched", False):
+        return
+    original_set, original_unset = RuntimeConfig.set, RuntimeConfig.unset
+
+    def set_(self: RuntimeConfig, key: str, value: object) -> None:
+        original_set(self, key, value)  # type: ignore[arg-type]
+        note_catalog_conf_change(key)
+
+    def unset(self: RuntimeConfig, key: str) -> None:
+        original_unset(self, key)
+        note_catalog_conf_change(key)
+
+    RuntimeConfig.set = set_  # type: ignore[method-assign]
+    RuntimeConfig.unset = unset  # type: ignore[method-assign]
+    RuntimeConfig._floe_watched = True  # type: ignore[attr-defined]
 
 
 def iceberg_catalog_confs(confs: Mapping[str, str]) -> dict[str, str]:
@@ -190,18 +232,23 @@ def iceberg_catalog_confs(confs: Mapping[str, str]) -> dict[str, str]:
 
 
 def session_config(spark: SparkSession) -> FloeConfig:
-    """Floe's configuration with the session's Iceberg catalogs over it (cached until those confs change).
+    """Floe's configuration with the session's Iceberg catalogs over it.
+
+    Cached on the session; re-read after a catalog conf changes from Python (``spark.conf.set``, ``SET``
+    through ``spark.sql``). Changes made from the JVM side are not seen.
 
     Raises:
         ValidationError: a catalog conf Floe cannot honour (the message names the key).
     """
+    _watch_runtime_conf()
+    generation = _CATALOG_CONF_GENERATION[0]
+    cached = getattr(spark, "_floe_config", None)
+    if cached is not None and cached[0] == generation:
+        return cached[1]  # type: ignore[no-any-return]
     confs = iceberg_catalog_confs(_session_confs(spark))
     key = tuple(sorted(confs.items()))
-    cached = getattr(spark, "_floe_config", None)
-    if cached is not None and cached[0] == key:
-        return cached[1]  # type: ignore[no-any-return]
-    config = FloeConfig.load(confs)
-    spark._floe_config = (key, config)  # type: ignore[attr-defined]
+    config = cached[1] if cached is not None and cached[2] == key else FloeConfig.load(confs)
+    spark._floe_config = (generation, config, key)  # type: ignore[attr-defined]
     return config
 
 

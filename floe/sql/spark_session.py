@@ -172,13 +172,15 @@ def _frame(spark: SparkSession, result: ResultSet) -> DataFrame:
     return spark.createDataFrame(table)
 
 
+# The Spark settings Floe's handlers read from their session (overwrite mode, time zone), mirrored live.
+_MIRRORED_CONFS = ("spark.sql.sources.partitionOverwriteMode", "spark.sql.session.timeZone")
+
+
 def _sync_spark_conf(state: FloeSqlState, spark: SparkSession) -> None:
-    """Floe's handlers read Spark settings (overwrite mode, ...) from their session: mirror the live ones."""
-    try:
-        live = spark.conf.getAll
-    except Exception:  # noqa: BLE001 - a session that cannot list its conf keeps Floe's copy
-        return
-    state.session.conf.update({k: v for k, v in live.items() if k.startswith("spark.")})
+    for key in _MIRRORED_CONFS:
+        value = spark.conf.get(key, None)
+        if value is not None:
+            state.session.conf[key] = value
 
 
 def run_statement(spark: SparkSession, stmt: c.Statement) -> DataFrame:

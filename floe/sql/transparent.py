@@ -33,6 +33,7 @@ from floe.errors import (
     ValidationError,
 )
 from floe.expressions.parser import parse_filter
+from floe.spark.configure import note_catalog_conf_change
 from floe.sql import commands as c
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
@@ -127,6 +128,8 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
         stmt = _single_statement(sqlQuery)
         if stmt is None:
             return original(self, sqlQuery, args, **kwargs)
+        if isinstance(stmt, c.SetConf):
+            note_catalog_conf_change(stmt.key)
         if routes_to_floe(self, stmt):
             return run_statement(self, stmt)
         if isinstance(stmt, c.UseStmt):
