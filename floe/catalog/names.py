@@ -16,6 +16,7 @@ Parts may be back-quoted to hold dots (```my.db`.t``), as in Spark SQL.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from floe.config import FloeConfig, open_catalog
@@ -24,7 +25,7 @@ from floe.errors import NoSuchTableError, ValidationError
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["is_location", "load_table_by_name", "resolve_table_identifier", "split_name"]
+__all__ = ["is_location", "load_table_by_name", "resolve_table_identifier", "split_name", "unknown_catalog_hint"]
 
 
 def is_location(name: str) -> bool:
@@ -128,4 +129,19 @@ def load_table_by_name(name: str, *, config: FloeConfig | None = None) -> Table:
     except NoSuchTableError:
         raise NoSuchTableError(
             f"Table not found: {'.'.join(identifier)} in catalog {catalog_name} (from {name!r})"
+            f"{unknown_catalog_hint(identifier, cfg.catalogs)}"
         ) from None
+
+
+def unknown_catalog_hint(identifier: tuple[str, ...], catalogs: Iterable[str]) -> str:
+    """For a missing table whose name starts like ``catalog.ns.t``: say that no such catalog is configured.
+
+    A three-part name whose first part is no catalog is read as a nested namespace in the default catalog;
+    when that table is missing too, the likelier mistake is the catalog, so the message names both.
+    """
+    if len(identifier) < 3:
+        return ""
+    known = sorted(catalogs)
+    if _catalog_named(identifier[0], {c: {} for c in known}) is not None:
+        return ""
+    return f"; no catalog named {identifier[0]!r} is configured (catalogs: {', '.join(known)})"

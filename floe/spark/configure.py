@@ -42,6 +42,7 @@ from floe.errors import ValidationError
 __all__ = [
     "REQUIRED_SQL_CONF",
     "attach",
+    "interpreter_has_floe",
     "note_catalog_conf_change",
     "register_session_hook",
     "session",
@@ -253,7 +254,8 @@ def session_config(spark: SparkSession) -> FloeConfig:
 
 
 # -- Python workers -----------------------------------------------------------------------------------
-def _has_floe(python: str) -> bool:
+def interpreter_has_floe(python: str) -> bool:
+    """Whether ``python`` can import floe and pyarrow (what Spark's Python workers need)."""
     try:
         probe = subprocess.run([python, "-c", "import floe, pyarrow"], capture_output=True, timeout=60, check=False)
     except OSError:
@@ -262,16 +264,21 @@ def _has_floe(python: str) -> bool:
 
 
 def _use_driver_interpreter(spark: SparkSession) -> None:
-    """Point Python workers at the driver's interpreter unless the user chose one (before sources register)."""
+    """Make Python workers run an interpreter that has Floe (before data sources register).
+
+    The interpreter Spark will use is checked once: kept when it can import Floe and pyarrow; on a local
+    master replaced by the driver's own when it is Spark's default rather than the user's choice;
+    otherwise refused with one line saying what to set.
+    """
     sc = spark.sparkContext
-    chosen = sc.getConf().get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
     current = sc.pythonExec
-    if chosen or current == sys.executable or getattr(sc, "_floe_python_checked", None) == current:
+    if current == sys.executable or getattr(sc, "_floe_python_checked", None) == current:
         return
-    if _has_floe(current):
+    if interpreter_has_floe(current):
         sc._floe_python_checked = current  # type: ignore[attr-defined]
         return
-    if not (sc.master or "").startswith("local"):
+    chosen = current in (sc.getConf().get("spark.pyspark.python"), os.environ.get("PYSPARK_PYTHON"))
+    if chosen or not (sc.master or "").startswith("local"):
         raise ValidationError(
             f"Spark's Python workers would run {current!r}, which cannot import floe and pyarrow: set "
             "spark.pyspark.python (or PYSPARK_PYTHON) to an interpreter that has them on every node"

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from floe.catalog.names import unknown_catalog_hint
 from floe.errors import FloeError, NoSuchTableError, UnsupportedError, ValidationError
 from floe.sql import commands as c
 from floe.sql.identifiers import Name, ResolvedTable, format_name, resolve_table
@@ -208,4 +209,5 @@ class HandlerContext:
         try:
             return loader(ref.identifier)  # type: ignore[no-any-return]
         except NoSuchTableError:
-            raise NoSuchTableError(f"Table not found: {ref}") from None
+            hint = unknown_catalog_hint((*ref.namespace, ref.name), self.session.catalog_names)
+            raise NoSuchTableError(f"Table not found: {ref}{hint}") from None

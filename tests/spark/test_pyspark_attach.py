@@ -1,0 +1,117 @@
+"""floe.spark.attach on the shared session: catalogs from runtime confs, floe.spark.sql, routing, bad input.
+
+Catalog confs are runtime SQL settings, so each test sets its own catalog on the one shared session and
+removes it afterwards (tests/spark/test_pyspark_programs.py covers builder-configured sessions).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+import floe.spark
+from floe.errors import NoSuchTableError, UnsupportedError, ValidationError
+from floe.spark.configure import interpreter_has_floe
+
+
+@pytest.fixture
+def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
+    """A Hadoop catalog ``lake_<n>`` configured the Iceberg way on the shared session, with table db.t."""
+    name = f"lake_{tmp_path.name.replace('-', '_')[-20:]}"
+    keys = {f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog",
+            f"spark.sql.catalog.{name}.type": "hadoop",
+            f"spark.sql.catalog.{name}.warehouse": str(tmp_path / "wh")}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    floe.spark.attach(spark)
+    spark.sql(f"CREATE TABLE {name}.db.t (id BIGINT, s STRING) USING iceberg")
+    spark.sql(f"INSERT INTO {name}.db.t VALUES (1, 'a'), (2, 'b')")
+    try:
+        yield name
+    finally:
+        for k in keys:
+            spark.conf.unset(k)
+
+
+def test_sql_returns_lazy_native_queries_and_result_frames(spark: SparkSession, lake: str) -> None:
+    query = floe.spark.sql(spark, f"SELECT id FROM {lake}.db.t WHERE id > 1")
+    assert "FileScan parquet" in query._jdf.queryExecution().executedPlan().toString()
+    assert [r.id for r in query.collect()] == [2]
+    assert floe.spark.sql(spark, f"CREATE TABLE {lake}.db.u (x INT) USING iceberg").columns == []
+    snapshots = floe.spark.sql(spark, f"SELECT snapshot_id FROM {lake}.db.t.snapshots").collect()
+    call = floe.spark.sql(spark, f"CALL {lake}.system.rollback_to_snapshot('db.t', {snapshots[0][0]})")
+    assert call.columns == ["previous_snapshot_id", "current_snapshot_id"]
+    assert spark.table(f"{lake}.db.t").count() == 2  # both rows came in one INSERT
+
+
+def test_transparent_mode_can_be_switched_off(spark: SparkSession, lake: str) -> None:
+    spark.conf.set("spark.floe.transparent", "false")
+    try:
+        with pytest.raises(Exception, match="PLUGIN_CLASS_NOT_FOUND"):  # Spark itself: no Iceberg jar
+            spark.table(f"{lake}.db.t").collect()
+    finally:
+        spark.conf.unset("spark.floe.transparent")
+    assert spark.table(f"{lake}.db.t").count() == 2
+    floe.spark.detach(spark)
+    try:
+        with pytest.raises(Exception, match="PLUGIN_CLASS_NOT_FOUND"):
+            spark.sql(f"SELECT * FROM {lake}.db.t").collect()
+    finally:
+        floe.spark.attach(spark)
+    assert spark.sql(f"SELECT count(*) FROM {lake}.db.t").collect()[0][0] == 2
+
+
+def test_unknown_catalog_is_named_not_just_a_missing_table(spark: SparkSession, lake: str) -> None:
+    with pytest.raises(NoSuchTableError, match="no catalog named 'nocat' is configured"):
+        floe.spark.sql(spark, "SELECT * FROM nocat.db.t")
+    with pytest.raises(NoSuchTableError, match="no catalog named 'nocat' is configured"):
+        floe.spark.read(spark, "nocat.db.t")
+
+
+def test_catalog_confs_floe_cannot_honour_name_the_key(spark: SparkSession, tmp_path: Path) -> None:
+    key = "spark.sql.catalog.badcat"
+    try:
+        spark.conf.set(key, "org.apache.iceberg.spark.SparkCatalog")
+        spark.conf.set(f"{key}.catalog-impl", "org.apache.iceberg.nessie.NessieCatalog")
+        with pytest.raises(ValidationError, match=r"badcat\.catalog-impl=org\.apache\.iceberg\.nessie\.NessieCatalog"):
+            floe.spark.attach(spark)
+    finally:
+        spark.conf.unset(f"{key}.catalog-impl")
+        spark.conf.unset(key)
+    floe.spark.attach(spark)
+
+
+def test_write_options_floe_does_not_honour_are_refused_and_nothing_is_written(spark: SparkSession, lake: str) -> None:
+    before = spark.sql(f"SELECT count(*) FROM {lake}.db.t.snapshots").collect()[0][0]
+    df = spark.createDataFrame([(3, "c")], "id bigint, s string")
+    with pytest.raises(UnsupportedError, match="write option 'fanout-enabled'"):
+        df.writeTo(f"{lake}.db.t").option("fanout-enabled", "true").append()
+    assert spark.sql(f"SELECT count(*) FROM {lake}.db.t.snapshots").collect()[0][0] == before
+    df.writeTo(f"{lake}.db.t").option("snapshot-property.app", "etl").append()
+    summary = spark.sql(f"SELECT summary FROM {lake}.db.t.snapshots ORDER BY committed_at DESC LIMIT 1").collect()[0][0]
+    assert summary["app"] == "etl"
+
+
+def test_attach_points_python_workers_at_an_interpreter_with_floe(spark: SparkSession, lake: str) -> None:
+    system = shutil.which("python3", path="/usr/bin:/bin")
+    if system is None or system == sys.executable or interpreter_has_floe(system):
+        pytest.skip("no Python interpreter without Floe on this machine")
+    sc = spark.sparkContext
+    before = sc.pythonExec
+    try:
+        sc.pythonExec = system  # as a session built without PYSPARK_PYTHON would have it
+        sc._floe_python_checked = None  # type: ignore[attr-defined]
+        floe.spark.attach(spark)
+        assert sc.pythonExec == sys.executable
+        spark.conf.set("spark.floe.transparent", "false")  # the Python data source path, in workers
+        rows = spark.read.format("iceberg").load(f"{lake}.db.t").collect()
+        assert sorted(r.id for r in rows) == [1, 2]
+    finally:
+        spark.conf.unset("spark.floe.transparent")
+        sc.pythonExec = before
+        floe.spark.attach(spark)
