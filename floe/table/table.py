@@ -28,6 +28,7 @@ from floe.spec.snapshot import Snapshot, SnapshotLogEntry
 from floe.spec.sort_order import SortOrder
 from floe.spec.table_metadata import TableMetadata
 from floe.table.identifiers import Identifier, identifier_to_string
+from floe.table.inspect import InspectTable
 from floe.table.manage import ManageSnapshots
 from floe.table.operations import TableOperations
 from floe.table.producers import (
@@ -309,6 +310,11 @@ class Table:
             self, data, snapshot_properties=snapshot_properties, branch=branch
         )
         return written
+
+    @property
+    def inspect(self) -> InspectTable:
+        """This table's metadata tables as Arrow (``table.inspect.snapshots()``, ``.files()`` ...)."""
+        return InspectTable(self)
 
     def manage_snapshots(self) -> ManageSnapshots:
         """Branches, tags, rollback, set-current and cherry-pick (chain calls, then ``commit()``)."""

@@ -115,3 +115,10 @@ def test_attach_points_python_workers_at_an_interpreter_with_floe(spark: SparkSe
         spark.conf.unset("spark.floe.transparent")
         sc.pythonExec = before
         floe.spark.attach(spark)
+
+
+def test_inspect_gives_metadata_tables_as_dataframes(spark: SparkSession, lake: str) -> None:
+    inspect = floe.spark.inspect(spark, f"{lake}.db.t")
+    assert [r.operation for r in inspect.snapshots().collect()] == ["append"]
+    assert inspect.files().count() == spark.sql(f"SELECT * FROM {lake}.db.t.files").count() >= 1
+    assert inspect.history().columns == spark.sql(f"SELECT * FROM {lake}.db.t.history").columns

@@ -64,3 +64,23 @@ def test_metadata_tables_manifests_count_added_files(java_tables: Path) -> None:
 def test_metadata_table_unknown_name_raises() -> None:
     with pytest.raises(ValidationError, match="nope"):
         metadata_table(None, "nope")  # type: ignore[arg-type]
+
+
+def test_inspect_has_every_metadata_table_as_arrow_without_spark(tmp_path: Path) -> None:
+    import sys
+
+    import pyarrow as pa
+
+    import floe
+    from floe.scan.metadata_tables import METADATA_TABLES, metadata_table
+
+    cat = floe.load_catalog("insp", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.x", schema=pa.schema([("id", pa.int64())]))
+    t.append(pa.table({"id": [1, 2]}))
+    t = t.refresh()
+    for name in METADATA_TABLES:
+        got = getattr(t.inspect, name)()
+        assert got.equals(metadata_table(t, name)), name
+    assert t.inspect.snapshots().num_rows == 1
+    assert "pyspark" not in sys.modules or "floe.spark" in sys.modules  # inspect itself never loads Spark
