@@ -16,10 +16,13 @@ from floe.spark import datasource as _datasource  # noqa: F401 - registers the d
 from floe.spark.configure import attach, register_session_hook, session
 from floe.spark.metadata_tables import SparkInspectTable
 from floe.spark.read import read
+from floe.spark.row_level import SparkRowLevelEngine
 from floe.sql.spark_session import sql
 from floe.sql.transparent import detach, install
+from floe.table.row_changes import register_row_level_engine
 
 register_session_hook(install)
+register_row_level_engine(SparkRowLevelEngine())
 
 
 def inspect(spark: SparkSession, table: object) -> SparkInspectTable:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
@@ -40,6 +40,7 @@ from floe.table.producers import (
     RewriteFiles,
     RowDelta,
 )
+from floe.table.row_changes import MergeBuilder, UpsertResult, row_level_engine
 from floe.table.sort_order_update import ReplaceSortOrder
 from floe.table.transaction import Transaction
 from floe.table.update_schema import UpdateSchema
@@ -310,6 +311,36 @@ class Table:
             self, data, snapshot_properties=snapshot_properties, branch=branch
         )
         return written
+
+    # -- row-level changes (run on Spark: floe.table.row_changes) -----------------------------------
+    def delete(self, filter: str | None = None, *, spark: object | None = None) -> bool:
+        """Delete the rows matching ``filter`` (Spark SQL; None: every row); returns whether anything changed.
+
+        Whole files that match go without reading them; others are rewritten or get position deletes, per
+        ``write.delete.mode``. ``spark``: a SparkSession (default: the active one).
+        """
+        return row_level_engine().delete(self, filter, spark=spark)
+
+    def update(self, set: Mapping[str, str], where: str | None = None, *, spark: object | None = None) -> bool:
+        """Set columns (name -> Spark SQL value, e.g. ``{"amount": "amount * 2"}``) on rows matching ``where``."""
+        return row_level_engine().update(self, set, where, spark=spark)
+
+    def merge(self, source: object, on: str | Sequence[str], *, target_alias: str = "t",
+              source_alias: str = "s") -> MergeBuilder:
+        """``MERGE INTO`` this table from a DataFrame: add ``when_*`` clauses, then ``execute()``.
+
+        ``on`` is a Spark SQL condition over the aliases, or a list of column names joined by equality.
+        """
+        return MergeBuilder(self, source, on, target_alias=target_alias, source_alias=source_alias)
+
+    def upsert(self, df: object, join_cols: Sequence[str] | None = None, *, when_matched_update_all: bool = True,
+               when_not_matched_insert_all: bool = True) -> UpsertResult:
+        """PyIceberg's upsert: update rows whose key matches and whose other columns differ, insert the rest.
+
+        ``join_cols`` defaults to the table's identifier fields.
+        """
+        keys = list(join_cols) if join_cols else [self.schema().find_column_name(i) or "" for i in self.schema().identifier_field_ids]
+        return row_level_engine().upsert(self, df, keys, update=when_matched_update_all, insert=when_not_matched_insert_all)
 
     @property
     def inspect(self) -> InspectTable:

@@ -82,12 +82,10 @@ def test_delete_by_metrics_is_metadata_only(session: SqlSession) -> None:
 def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     session: SqlSession, spark: SparkSession
 ) -> None:
-    from floe.sql.handlers.context import HandlerContext
-    from floe.sql.handlers.dml import plan_candidates, rewrite_commit
+    from floe.spark.row_level import plan_candidates, rewrite_commit
 
     session.sql("CREATE TABLE conf (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt)")
     session.sql("INSERT INTO conf VALUES (1, 'a'), (2, 'a')")
-    ctx = HandlerContext(session, spark=spark)
     table = session.catalog().load_table(("db", "conf"))  # type: ignore[attr-defined]
     from floe.expressions.parser import parse_filter
 
@@ -99,7 +97,7 @@ def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     files_before = {p for p in data_dir.rglob("*") if p.is_file()}
     kept = spark.createDataFrame([(2, "a")], "id long, dt string")  # Spark writes it, then the commit loses
     with pytest.raises(CommitConflictError):
-        rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=kept, expr=expr, what="DELETE")
+        rewrite_commit(table, snapshot_id=snapshot_id, removed=tasks, new_rows=kept, expr=expr, snapshot_properties={})
     assert {p for p in data_dir.rglob("*") if p.is_file()} == files_before  # the rewrite's files are gone
     assert table.refresh().metadata_location != before  # only the concurrent append landed
     assert rows(session, "SELECT * FROM conf") == [(1, "a"), (1, "a"), (2, "a")]

@@ -190,12 +190,10 @@ def test_merge_on_read_on_v1_table_is_refused_and_changes_nothing(session: SqlSe
 def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, spark: SparkSession) -> None:
     from floe.expressions.parser import parse_filter
     from floe.spark.read import dataframe_for_scan
-    from floe.sql.handlers.context import HandlerContext
-    from floe.sql.handlers.dml import plan_candidates, row_delta_commit
+    from floe.spark.row_level import plan_candidates, row_delta_commit
 
     session.sql(f"CREATE TABLE rc (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt) TBLPROPERTIES ('format-version'='2', {MOR})")
     session.sql("INSERT INTO rc " + one_task("(1, 'a'), (2, 'a'), (3, 'a')", "id, dt"))
-    ctx = HandlerContext(session, spark=spark)
     expr = parse_filter("id = 1")
     concurrent = [
         "INSERT INTO rc VALUES (1, 'a')",  # new data matching the condition
@@ -210,8 +208,8 @@ def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, sp
         head = table.refresh().metadata_location
         with pytest.raises(CommitConflictError):  # Spark writes the delete file, then the commit loses
             row_delta_commit(
-                ctx, table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=matched, new_rows=None, expr=expr,
-                what="DELETE",
+                table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=matched, new_rows=None, expr=expr,
+                snapshot_properties={},
             )
         assert files_on_disk(table) == disk, other  # the delete file written for the lost commit is gone
         assert table.refresh().metadata_location == head

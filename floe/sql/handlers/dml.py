@@ -29,35 +29,28 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from floe.errors import ParseError, UnsupportedError, ValidationError
-from floe.expressions.base import AlwaysTrue, BooleanExpression, and_
+from floe.errors import ValidationError
+from floe.expressions.base import BooleanExpression, and_
 from floe.expressions.builders import equal_to, is_null
-from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import query_dataframe
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
-from floe.write.commit import deleted_on_failure
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from floe.scan.tasks import FileScanTask
-    from floe.spec.manifest import DataFile
     from floe.table.table import Table
 
 __all__ = [
     "change_message",
     "conform_dataframe",
-    "merge_on_read",
-    "plan_candidates",
     "quote",
-    "rewrite_commit",
-    "row_delta_commit",
     "run_delete",
     "run_insert",
     "run_update",
+    "snapshot_properties",
     "spark_type",
     "write_dataframe",
 ]
@@ -67,7 +60,7 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _snapshot_properties(ctx: HandlerContext) -> dict[str, str]:
+def snapshot_properties(ctx: HandlerContext) -> dict[str, str]:
     """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it).
 
     Metadata-only commits do not start Spark for it: they record the id only when Spark already runs.
@@ -98,7 +91,7 @@ def write_dataframe(
             df,
             mode=mode,  # type: ignore[arg-type]
             overwrite_filter=overwrite_filter,
-            snapshot_properties=_snapshot_properties(ctx),
+            snapshot_properties=snapshot_properties(ctx),
         )
 
 
@@ -245,149 +238,6 @@ def _unqualified(node: exp.Expression) -> exp.Expression:
     return copy
 
 
-def _floe_filter(sql: str) -> BooleanExpression | None:
-    """The condition as a Floe expression for pruning, or None when it is beyond Floe's filter language."""
-    from floe.expressions.parser import parse_filter
-
-    try:
-        return parse_filter(sql)
-    except (ParseError, UnsupportedError):
-        return None
-
-
-def plan_candidates(table: Table, expr: BooleanExpression | None) -> tuple[int | None, list[FileScanTask]]:
-    """The current snapshot id and the data files that may hold matching rows."""
-    snap = table.metadata.current_snapshot()
-    if snap is None:
-        return None, []
-    # Spark resolves column names case-insensitively; so does the pruning filter
-    scan = table.scan(
-        row_filter=expr if expr is not None else AlwaysTrue(), snapshot_id=snap.snapshot_id, case_sensitive=False
-    )
-    return snap.snapshot_id, list(scan.plan_files())
-
-
-def _whole_file_matches(table: Table, task: FileScanTask, expr: BooleanExpression | None) -> bool:
-    """Every row of the task's file matches: strict partition projection (residual true) or strict metrics."""
-    from floe.expressions.metrics_evaluator import StrictMetricsEvaluator
-
-    # Deletes attached to the file do not matter: if every row of the file matches, so do the live ones.
-    if expr is None:
-        return False  # the condition is beyond Floe's filters: only Spark can tell, so rewrite
-    if isinstance(expr, AlwaysTrue) or isinstance(task.residual, AlwaysTrue):
-        return True
-    return StrictMetricsEvaluator(table.schema(), expr, case_sensitive=False).eval(task.data_file)
-
-
-def _write_files(ctx: HandlerContext, table: Table, df: DataFrame, what: str) -> list[DataFile]:
-    """Write ``df`` into new data files of ``table`` without committing them (copy-on-write rewrites).
-
-    Spark writes them (floe.spark.write.write_files): no row reaches the driver. On failure the files are
-    already deleted; after it the caller owns them (rewrite_commit deletes them if its commit fails).
-    """
-    from floe.spark.write import write_files
-
-    with spark_errors(what):
-        return write_files(table, df)
-
-
-def rewrite_commit(
-    ctx: HandlerContext,
-    table: Table,
-    *,
-    snapshot_id: int | None,
-    removed: list[FileScanTask],
-    new_rows: DataFrame | None,
-    expr: BooleanExpression | None,
-    what: str,
-) -> None:
-    """Swap ``removed`` files for files holding ``new_rows``, validated against commits since ``snapshot_id``."""
-    added = _write_files(ctx, table, new_rows, what) if new_rows is not None else []
-    with deleted_on_failure(table.io, added):
-        op = table.new_overwrite()
-        op.case_sensitive(False)
-        for t in removed:
-            op.delete_file(t.data_file)
-        for f in added:
-            op.add_file(f)
-        op.validate_from_snapshot(snapshot_id)
-        if expr is not None:
-            op.conflict_detection_filter(expr)
-        for k, v in _snapshot_properties(ctx).items():
-            op.set(k, v)
-        op.commit()
-
-
-def merge_on_read(table: Table, mode_property: str, what: str) -> bool:
-    """Whether ``mode_property`` (``write.delete.mode`` etc.) asks for merge-on-read on ``table``.
-
-    Raises:
-        ValidationError: an unknown mode, or merge-on-read on a format v1 table (no delete files in v1).
-    """
-    mode = table.properties.get(mode_property, P.ROW_LEVEL_MODE_DEFAULT).strip().lower()
-    if mode == P.COPY_ON_WRITE:
-        return False
-    if mode != P.MERGE_ON_READ:
-        raise ValidationError(
-            f"{what}: table {table.name()} has {mode_property}={mode!r}; expected {P.COPY_ON_WRITE} or {P.MERGE_ON_READ}"
-        )
-    if table.format_version < 2:
-        raise ValidationError(
-            f"{what}: table {table.name()} is format version 1 but {mode_property}={P.MERGE_ON_READ} needs "
-            f"delete files (format version 2 or later); upgrade with ALTER TABLE ... SET TBLPROPERTIES "
-            f"('format-version'='2') or set {mode_property}={P.COPY_ON_WRITE}"
-        )
-    return True
-
-
-def row_delta_commit(
-    ctx: HandlerContext,
-    table: Table,
-    *,
-    snapshot_id: int | None,
-    tasks: list[FileScanTask],
-    deleted_rows: DataFrame | None,
-    new_rows: DataFrame | None,
-    dropped: Sequence[FileScanTask] = (),
-    expr: BooleanExpression | None,
-    what: str,
-) -> None:
-    """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
-    files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
-    """
-    from floe.spark.position_deletes import deleted_positions, write_position_deletes
-
-    written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
-    with deleted_on_failure(table.io, written):
-        if deleted_rows is not None:
-            with spark_errors(what):
-                written += write_position_deletes(table, deleted_positions(deleted_rows, tasks), tasks)
-        deletes = list(written)
-        rows = _write_files(ctx, table, new_rows, what) if new_rows is not None else []
-        written += rows
-        if not written and not dropped:
-            return  # no row matched: nothing to commit
-        op = table.new_row_delta()
-        op.case_sensitive(False)
-        for t in dropped:
-            op.remove_deletes(t.data_file)  # removes any live file by path: here whole data files
-        for f in deletes:
-            op.add_deletes(f)
-        for f in rows:
-            op.add_rows(f)
-        op.validate_from_snapshot(snapshot_id)
-        if expr is not None:
-            op.conflict_detection_filter(expr)
-        # The new deletes name these files: a concurrent rewrite or delete of them must fail this commit.
-        if deleted_rows is not None:
-            op.validate_data_files_exist(t.data_file.file_path for t in tasks)
-        op.validate_no_conflicting_data_files()
-        op.validate_no_conflicting_delete_files()
-        for k, v in _snapshot_properties(ctx).items():
-            op.set(k, v)
-        op.commit()
-
-
 def _check_columns(table: Table, node: exp.Expression, what: str) -> None:
     """Fail early (before Spark runs) on a condition naming a column the table does not have."""
     names = {f.name.lower() for f in table.schema().fields}
@@ -397,64 +247,31 @@ def _check_columns(table: Table, node: exp.Expression, what: str) -> None:
 
 
 def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
-    """``DELETE FROM t [WHERE cond]``: metadata-only where whole files match, else copy-on-write."""
+    """``DELETE FROM t [WHERE cond]``: floe.spark.row_level.delete_rows (metadata-only where whole files match)."""
     assert isinstance(stmt, c.Delete)
     what = short_sql(stmt.sql) or "DELETE"
     table = ctx.load(stmt.table)
-    mor = merge_on_read(table, P.DELETE_MODE, what)
     cond_sql: str | None = None
-    expr: BooleanExpression | None = AlwaysTrue()
     if stmt.where is not None:
         node = _unqualified(stmt.where.node)
         _check_columns(table, node, what)
         cond_sql = node.sql(dialect="spark")
-        expr = _floe_filter(cond_sql)
-    snapshot_id, tasks = plan_candidates(table, expr)
-    before = table.metadata.current_snapshot_id
-    if not tasks:
-        return ResultSet.empty(f"{table.name()}: no rows match, nothing deleted")
-    whole = [t for t in tasks if _whole_file_matches(table, t, expr)]
-    partial = [t for t in tasks if t not in whole]
-    if not partial:
-        op = table.new_delete()
-        op.case_sensitive(False)
-        for t in whole:
-            op.delete_file(t.data_file)
-        op.validate_from_snapshot(snapshot_id)
-        if expr is not None:
-            op.conflict_detection_filter(expr).validate_no_conflicting_data()
-        for k, v in _snapshot_properties(ctx).items():
-            op.set(k, v)
-        op.commit()
-        return ResultSet.empty(change_message(table, before, "Deleted"))
-    from floe.spark.read import dataframe_for_scan
+    from floe.spark.row_level import delete_rows  # pyspark loads only when a row-level change runs
 
-    spark = ctx.spark()
-    if mor:
-        assert cond_sql is not None  # without a condition every file matches whole
-        with spark_errors(what):
-            rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), partial, with_position=True)
-            matched = rows.where(f"({cond_sql})")  # NULL drops the row either way; no coalesce keeps pushdown
-        row_delta_commit(
-            ctx, table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=matched, new_rows=None,
-            dropped=whole, expr=expr, what=what,
-        )
-        return ResultSet.empty(change_message(table, before, "Deleted"))
+    before = table.metadata.current_snapshot_id
     with spark_errors(what):
-        rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), partial)
-        keep = rows.where(f"NOT coalesce(({cond_sql}), false)") if cond_sql is not None else rows.limit(0)
-    rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr, what=what)
-    return ResultSet.empty(change_message(table, before, "Deleted"))
+        changed = delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx), what=what)
+    if not changed:
+        return ResultSet.empty(f"{table.name()}: no rows match, nothing deleted")
+    return ResultSet.empty(change_message(table.refresh(), before, "Deleted"))
 
 
 def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
-    """``UPDATE t SET c = expr, ... [WHERE cond]``: copy-on-write of every file that may hold matching rows."""
+    """``UPDATE t SET c = expr, ... [WHERE cond]``: floe.spark.row_level.update_rows."""
     assert isinstance(stmt, c.Update)
     what = short_sql(stmt.sql) or "UPDATE"
     table = ctx.load(stmt.table)
-    mor = merge_on_read(table, P.UPDATE_MODE, what)
-    schema = table.schema()
-    by_name = {f.name.lower(): f for f in schema.fields}
+    by_name = {f.name.lower(): f for f in table.schema().fields}
     sets: dict[str, str] = {}
     for a in stmt.assignments:
         parts = a.column.split(".")
@@ -466,38 +283,16 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         value = _unqualified(a.value.node)
         _check_columns(table, value, what)
         sets[target.name] = value.sql(dialect="spark")
-    cond_sql = "true"
-    expr: BooleanExpression | None = AlwaysTrue()
+    cond_sql: str | None = None
     if stmt.where is not None:
         node = _unqualified(stmt.where.node)
         _check_columns(table, node, what)
         cond_sql = node.sql(dialect="spark")
-        expr = _floe_filter(cond_sql)
-    snapshot_id, tasks = plan_candidates(table, expr)
+    from floe.spark.row_level import update_rows  # pyspark loads only when a row-level change runs
+
     before = table.metadata.current_snapshot_id
-    if not tasks:
-        return ResultSet.empty(f"{table.name()}: no rows match, nothing updated")
-    from pyspark.sql import functions as F
-
-    from floe.spark.read import dataframe_for_scan
-
     with spark_errors(what):
-        rows = dataframe_for_scan(ctx.spark(), table.scan(snapshot_id=snapshot_id), tasks, with_position=mor)
-        matched = F.coalesce(F.expr(f"({cond_sql})"), F.lit(False))
-        if mor:
-            rows = rows.where(F.expr(f"({cond_sql})"))  # only matching rows; a bare condition is pushed down
-        cols = []
-        for f in schema.fields:
-            if f.name in sets:
-                new = F.expr(sets[f.name]).cast(spark_type(f))
-                cols.append(F.when(matched, new).otherwise(F.col(quote(f.name))).alias(f.name))
-            else:
-                cols.append(F.col(quote(f.name)))
-        updated = rows.select(*cols)
-    if mor:
-        row_delta_commit(
-            ctx, table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=rows, new_rows=updated, expr=expr, what=what
-        )
-        return ResultSet.empty(change_message(table, before, "Updated"))
-    rewrite_commit(ctx, table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr, what=what)
-    return ResultSet.empty(change_message(table, before, "Updated"))
+        changed = update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what)
+    if not changed:
+        return ResultSet.empty(f"{table.name()}: no rows match, nothing updated")
+    return ResultSet.empty(change_message(table.refresh(), before, "Updated"))

@@ -1,0 +1,505 @@
+"""Row-level changes on Spark: DELETE, UPDATE and MERGE, copy-on-write or merge-on-read per table property.
+
+The one engine behind Floe's SQL (floe.sql.handlers translate statements into these calls) and the Python
+API (``table.delete``, ``table.update``, ``table.merge``, ``table.upsert``). Conditions and values are
+Spark SQL expressions over the table's columns (and, in MERGE, the source's).
+
+- ``write.delete.mode`` / ``write.update.mode`` / ``write.merge.mode`` choose copy-on-write (default) or
+  merge-on-read (format v2+: position delete files plus new data files, one row delta).
+- Files whose every row matches a DELETE are dropped from metadata without reading them.
+- Copy-on-write rewrites only the files holding a matched row: DELETE and UPDATE find them through the
+  filter (pruned by partition and metrics), MERGE by joining the target's file column with the source
+  first, so a 1-row MERGE rewrites one file, not the table.
+- Every commit is validated against what was committed since the scan and deletes what it wrote if it
+  fails (unless the outcome is unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from floe.errors import ParseError, UnsupportedError, ValidationError
+from floe.expressions.base import AlwaysTrue, BooleanExpression
+from floe.expressions.metrics_evaluator import StrictMetricsEvaluator
+from floe.expressions.parser import parse_filter
+from floe.scan.tasks import FileScanTask
+from floe.spark.position_deletes import deleted_positions, write_position_deletes
+from floe.spark.read import dataframe_for_scan
+from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
+from floe.spark.types import to_spark_schema, to_spark_type
+from floe.spark.write import write_files
+from floe.spec import properties as P
+from floe.spec.manifest import DataFile, FileFormat
+from floe.table.row_changes import Clause as RowClause
+from floe.table.row_changes import UpsertResult
+from floe.table.table import Table
+from floe.write.commit import deleted_on_failure
+
+__all__ = [
+    "MergeClause",
+    "SparkRowLevelEngine",
+    "delete_rows",
+    "merge_into",
+    "merge_on_read",
+    "plan_candidates",
+    "pruning_filter",
+    "rewrite_commit",
+    "row_delta_commit",
+    "update_rows",
+]
+
+_TID = "__floe_tid"  # target row id: NULL on the joined side means "no target row"
+_SRC = "__floe_src"  # source marker: NULL means "no source row"
+
+
+@dataclass(frozen=True)
+class MergeClause:
+    """One WHEN clause of a MERGE.
+
+    Args:
+        match: ``matched``, ``not_matched`` or ``not_matched_by_source``.
+        action: ``update``, ``delete`` or ``insert``.
+        condition: an extra Spark SQL condition (``AND ...`` of the clause), or None.
+        values: target column -> Spark SQL value for ``update`` (columns left out keep their value) and
+            ``insert`` (columns left out are NULL).
+    """
+
+    match: str
+    action: str
+    condition: str | None = None
+    values: Mapping[str, str] = field(default_factory=dict)
+
+
+def merge_on_read(table: Table, mode_property: str, what: str) -> bool:
+    """Whether ``mode_property`` (``write.delete.mode`` etc.) asks for merge-on-read on ``table``.
+
+    Raises:
+        ValidationError: an unknown mode, or merge-on-read on a format v1 table (no delete files in v1).
+    """
+    mode = table.properties.get(mode_property, P.ROW_LEVEL_MODE_DEFAULT).strip().lower()
+    if mode == P.COPY_ON_WRITE:
+        return False
+    if mode != P.MERGE_ON_READ:
+        raise ValidationError(
+            f"{what}: table {table.name()} has {mode_property}={mode!r}; expected {P.COPY_ON_WRITE} or {P.MERGE_ON_READ}"
+        )
+    if table.format_version < 2:
+        raise ValidationError(
+            f"{what}: table {table.name()} is format version 1 but {mode_property}={P.MERGE_ON_READ} needs "
+            f"delete files (format version 2 or later); upgrade with ALTER TABLE ... SET TBLPROPERTIES "
+            f"('format-version'='2') or set {mode_property}={P.COPY_ON_WRITE}"
+        )
+    return True
+
+
+def pruning_filter(condition: str | None) -> BooleanExpression | None:
+    """A Spark SQL condition as a Floe expression for pruning; None when it is beyond Floe's filters."""
+    if condition is None:
+        return AlwaysTrue()
+    try:
+        return parse_filter(condition)
+    except (ParseError, UnsupportedError):
+        return None
+
+
+def plan_candidates(table: Table, expr: BooleanExpression | None) -> tuple[int | None, list[FileScanTask]]:
+    """The current snapshot id and the data files that may hold matching rows."""
+    snap = table.metadata.current_snapshot()
+    if snap is None:
+        return None, []
+    # Spark resolves column names case-insensitively; so does the pruning filter
+    scan = table.scan(
+        row_filter=expr if expr is not None else AlwaysTrue(), snapshot_id=snap.snapshot_id, case_sensitive=False
+    )
+    return snap.snapshot_id, list(scan.plan_files())
+
+
+def _whole_file_matches(table: Table, task: FileScanTask, expr: BooleanExpression | None) -> bool:
+    """Every row of the task's file matches: strict partition projection (residual true) or strict metrics."""
+    # Deletes attached to the file do not matter: if every row of the file matches, so do the live ones.
+    if expr is None:
+        return False  # the condition is beyond Floe's filters: only Spark can tell, so rewrite
+    if isinstance(expr, AlwaysTrue) or isinstance(task.residual, AlwaysTrue):
+        return True
+    return StrictMetricsEvaluator(table.schema(), expr, case_sensitive=False).eval(task.data_file)
+
+
+def rewrite_commit(
+    table: Table,
+    *,
+    snapshot_id: int | None,
+    removed: Sequence[FileScanTask],
+    new_rows: DataFrame | None,
+    expr: BooleanExpression | None,
+    snapshot_properties: Mapping[str, str],
+) -> None:
+    """Copy-on-write: swap ``removed`` files for files holding ``new_rows``, validated since ``snapshot_id``."""
+    added = write_files(table, new_rows) if new_rows is not None else []
+    with deleted_on_failure(table.io, added):
+        op = table.new_overwrite()
+        op.case_sensitive(False)
+        for t in removed:
+            op.delete_file(t.data_file)
+        for f in added:
+            op.add_file(f)
+        op.validate_from_snapshot(snapshot_id)
+        if expr is not None:
+            op.conflict_detection_filter(expr)
+        for k, v in snapshot_properties.items():
+            op.set(k, v)
+        op.commit()
+
+
+def row_delta_commit(
+    table: Table,
+    *,
+    snapshot_id: int | None,
+    tasks: Sequence[FileScanTask],
+    deleted_rows: DataFrame | None,
+    new_rows: DataFrame | None,
+    dropped: Sequence[FileScanTask] = (),
+    expr: BooleanExpression | None,
+    snapshot_properties: Mapping[str, str],
+) -> None:
+    """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
+    files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
+    """
+    written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
+    with deleted_on_failure(table.io, written):
+        if deleted_rows is not None:
+            written += write_position_deletes(table, deleted_positions(deleted_rows, tasks), tasks)
+        deletes = list(written)
+        rows = write_files(table, new_rows) if new_rows is not None else []
+        written += rows
+        if not written and not dropped:
+            return  # no row matched: nothing to commit
+        op = table.new_row_delta()
+        op.case_sensitive(False)
+        for t in dropped:
+            op.remove_deletes(t.data_file)  # removes any live file by path: here whole data files
+        for f in deletes:
+            op.add_deletes(f)
+        for f in rows:
+            op.add_rows(f)
+        op.validate_from_snapshot(snapshot_id)
+        if expr is not None:
+            op.conflict_detection_filter(expr)
+        # The new deletes name these files: a concurrent rewrite or delete of them must fail this commit.
+        if deleted_rows is not None:
+            op.validate_data_files_exist(t.data_file.file_path for t in tasks)
+        op.validate_no_conflicting_data_files()
+        op.validate_no_conflicting_delete_files()
+        for k, v in snapshot_properties.items():
+            op.set(k, v)
+        op.commit()
+
+
+def _spark_properties(spark: SparkSession) -> dict[str, str]:
+    """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it)."""
+    try:
+        return {"spark.app.id": spark.sparkContext.applicationId}
+    except Exception:  # noqa: BLE001 - a summary nicety must never fail a write (Spark Connect has no context)
+        return {}
+
+
+# -- DELETE -----------------------------------------------------------------------------------------------
+def delete_rows(
+    table: Table,
+    condition: str | None,
+    *,
+    spark: Callable[[], SparkSession],
+    snapshot_properties: Mapping[str, str] | None = None,
+    what: str = "DELETE",
+) -> bool:
+    """Delete the rows matching ``condition`` (Spark SQL; None: every row). Returns whether anything changed.
+
+    Files whose every row matches are dropped from metadata without starting Spark (``spark`` is called
+    only when rows must be read); the others are rewritten (copy-on-write) or get position deletes
+    (merge-on-read, per ``write.delete.mode``).
+
+    Raises:
+        ValidationError: the table's delete mode is unknown or impossible.
+    """
+    mor = merge_on_read(table, P.DELETE_MODE, what)
+    expr = pruning_filter(condition)
+    snapshot_id, tasks = plan_candidates(table, expr)
+    if not tasks:
+        return False
+    whole = [t for t in tasks if _whole_file_matches(table, t, expr)]
+    partial = [t for t in tasks if t not in whole]
+    if not partial:
+        props = dict(snapshot_properties or {})
+        op = table.new_delete()
+        op.case_sensitive(False)
+        for t in whole:
+            op.delete_file(t.data_file)
+        op.validate_from_snapshot(snapshot_id)
+        if expr is not None:
+            op.conflict_detection_filter(expr).validate_no_conflicting_data()
+        for k, v in props.items():
+            op.set(k, v)
+        op.commit()
+        return True
+    assert condition is not None  # without a condition every file matches whole
+    session = spark()
+    props = {**_spark_properties(session), **(snapshot_properties or {})}
+    scan = table.scan(snapshot_id=snapshot_id)
+    if mor:
+        rows = dataframe_for_scan(session, scan, partial, with_position=True)
+        matched = rows.where(f"({condition})")  # NULL drops the row either way; no coalesce keeps pushdown
+        row_delta_commit(table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=matched, new_rows=None,
+                          dropped=whole, expr=expr, snapshot_properties=props)
+        return True
+    keep = dataframe_for_scan(session, scan, partial).where(f"NOT coalesce(({condition}), false)")
+    rewrite_commit(table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr,
+                    snapshot_properties=props)
+    return True
+
+
+# -- UPDATE -----------------------------------------------------------------------------------------------
+def update_rows(
+    table: Table,
+    assignments: Mapping[str, str],
+    condition: str | None,
+    *,
+    spark: SparkSession,
+    snapshot_properties: Mapping[str, str] | None = None,
+    what: str = "UPDATE",
+) -> bool:
+    """Set columns (name -> Spark SQL value) on the rows matching ``condition``; returns whether any file changed.
+
+    Raises:
+        ValidationError: an unknown column, or an unknown/impossible ``write.update.mode``.
+    """
+    mor = merge_on_read(table, P.UPDATE_MODE, what)
+    schema = table.schema()
+    by_name = {f.name.lower(): f for f in schema.fields}
+    sets: dict[str, str] = {}
+    for name, value in assignments.items():
+        target = by_name.get(name.lower())
+        if target is None:
+            raise ValidationError(f"{what}: table {table.name()} has no column {name!r}")
+        if target.name in sets:
+            raise ValidationError(f"{what}: column {target.name!r} is assigned twice")
+        sets[target.name] = value
+    cond = condition if condition is not None else "true"
+    expr = pruning_filter(condition)
+    snapshot_id, tasks = plan_candidates(table, expr)
+    if not tasks:
+        return False
+    props = {**_spark_properties(spark), **(snapshot_properties or {})}
+    rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=mor)
+    matched = F.coalesce(F.expr(f"({cond})"), F.lit(False))
+    if mor:
+        rows = rows.where(F.expr(f"({cond})"))  # only matching rows; a bare condition is pushed down
+    cols = []
+    for f in schema.fields:
+        if f.name in sets:
+            new = F.expr(sets[f.name]).cast(to_spark_type(f.field_type))
+            cols.append(F.when(matched, new).otherwise(F.col(quoted(f.name))).alias(f.name))
+        else:
+            cols.append(F.col(quoted(f.name)))
+    updated = rows.select(*cols)
+    if mor:
+        row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=rows, new_rows=updated,
+                          expr=expr, snapshot_properties=props)
+    else:
+        rewrite_commit(table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr,
+                        snapshot_properties=props)
+    return True
+
+
+# -- MERGE ------------------------------------------------------------------------------------------------
+def merge_into(
+    table: Table,
+    source: DataFrame,
+    on: str,
+    clauses: Sequence[MergeClause],
+    *,
+    target_alias: str = "t",
+    source_alias: str = "s",
+    snapshot_properties: Mapping[str, str] | None = None,
+    what: str = "MERGE",
+) -> bool:
+    """``MERGE INTO table t USING source s ON on WHEN ...``; returns whether anything was committed.
+
+    ``on``, clause conditions and values are Spark SQL over ``target_alias``/``source_alias`` columns.
+
+    Raises:
+        ValidationError: no clause, equal aliases, a target row matched by two source rows
+            (MERGE_CARDINALITY_VIOLATION), or an unknown/impossible ``write.merge.mode``.
+    """
+    t, s = target_alias, source_alias
+    if t.lower() == s.lower():
+        raise ValidationError(f"{what}: target and source need different aliases")
+    if not clauses:
+        raise ValidationError(f"{what}: no WHEN clause")
+    mor = merge_on_read(table, P.MERGE_MODE, what)
+    spark = source.sparkSession
+    insert_only = all(cl.match == "not_matched" for cl in clauses)
+    by_source = any(cl.match == "not_matched_by_source" for cl in clauses)
+    snapshot_id, tasks = plan_candidates(table, AlwaysTrue())
+    # Row files and positions come from Parquet data files read natively; other layouts are rewritten whole.
+    positioned = all(_natively_positioned(task) for task in tasks)
+    if mor and not positioned:
+        raise UnsupportedError(f"{what}: merge-on-read of table {table.name()} needs Parquet data and delete files")
+    if tasks:
+        target = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=positioned)
+        if not positioned:
+            target = target.select("*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN),
+                                   F.lit(None).cast("long").alias(ROW_POS_COLUMN))
+    else:
+        target = spark.createDataFrame([], to_spark_schema(table.schema())).select(
+            "*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN), F.lit(None).cast("long").alias(ROW_POS_COLUMN)
+        )
+    target = target.withColumn(_TID, F.monotonically_increasing_id())
+    source = source.withColumn(_SRC, F.lit(True))
+    tv, sv = f"__floe_merge_target_{id(target):x}", f"__floe_merge_source_{id(source):x}"
+    target.createOrReplaceTempView(tv)
+    source.createOrReplaceTempView(sv)
+    props = {**_spark_properties(spark), **(snapshot_properties or {})}
+    try:
+        t_in, s_in = f"{quoted(t)}.{_TID} IS NOT NULL", f"{quoted(s)}.{_SRC} IS NOT NULL"
+        presence = {"matched": f"{t_in} AND {s_in}", "not_matched": f"NOT ({t_in})", "not_matched_by_source": f"NOT ({s_in})"}
+        whens = []
+        by_action: dict[str, list[int]] = {"delete": [], "insert": [], "update": []}
+        for i, clause in enumerate(clauses, start=1):
+            if clause.match not in presence or clause.action not in by_action:
+                raise ValidationError(f"{what}: unknown clause WHEN {clause.match} THEN {clause.action}")
+            cond = f" AND coalesce(({clause.condition}), false)" if clause.condition is not None else ""
+            whens.append(f"WHEN {presence[clause.match]}{cond} THEN {i}")
+            by_action[clause.action].append(i)
+        action = "CASE " + " ".join(whens) + " ELSE 0 END"
+
+        def among(ids: list[int]) -> str:
+            return f"({action}) IN ({', '.join(map(str, ids or [-1]))})"
+
+        cols = []
+        for f in table.schema().fields:
+            branches = []
+            for i, clause in enumerate(clauses, start=1):
+                if clause.action == "update" and f.name in clause.values:
+                    branches.append(f"WHEN {i} THEN {clause.values[f.name]}")
+                elif clause.action == "insert":
+                    branches.append(f"WHEN {i} THEN {clause.values.get(f.name, 'NULL')}")
+            keep = f"{quoted(t)}.{quoted(f.name)}"
+            expr = f"CASE ({action}) {' '.join(branches)} ELSE {keep} END" if branches else keep
+            cols.append(f"CAST({expr} AS {to_spark_type(f.field_type).simpleString()}) AS {quoted(f.name)}")
+        added = f"NOT ({t_in}) AND {among(by_action['insert'])}"
+        changed = f"{t_in} AND {among(by_action['update'] + by_action['delete'])}"
+        updated = f"{t_in} AND {among(by_action['update'])}"
+        join_kind = "FULL OUTER" if by_source or not insert_only else "RIGHT OUTER"
+        join = f"{quoted(tv)} AS {quoted(t)} {join_kind} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
+        if any(cl.match == "matched" for cl in clauses):
+            dup = spark.sql(
+                f"SELECT {quoted(t)}.{_TID} FROM {quoted(tv)} AS {quoted(t)} JOIN {quoted(sv)} AS {quoted(s)} ON {on} "
+                f"GROUP BY {quoted(t)}.{_TID} HAVING count(*) > 1 LIMIT 1"
+            ).collect()
+            if dup:
+                raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
+        if insert_only:
+            before = table.metadata.current_snapshot_id
+            rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE {added}")
+            return table.append(rows, snapshot_properties=props).metadata.current_snapshot_id != before
+        if positioned:
+            # The files holding a target row some clause changes: only they are rewritten or get deletes.
+            touched_paths = {r[0] for r in spark.sql(
+                f"SELECT DISTINCT {quoted(t)}.{ROW_FILE_COLUMN} FROM {join} WHERE {changed}"
+            ).collect()}
+            touched = [task for task in tasks if task.data_file.file_path in touched_paths]
+            listed = ", ".join(_sql_string(p) for p in touched_paths) or "NULL"
+            in_touched = f"{quoted(t)}.{ROW_FILE_COLUMN} IN ({listed})"
+        else:
+            touched, in_touched = list(tasks), "true"
+        if mor:
+            rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({updated}) OR ({added})")
+            gone = spark.sql(
+                f"SELECT {quoted(t)}.{ROW_FILE_COLUMN}, {quoted(t)}.{ROW_POS_COLUMN} FROM {join} WHERE {changed}"
+            ) if touched else None
+            before = table.metadata.current_snapshot_id
+            row_delta_commit(table, snapshot_id=snapshot_id, tasks=touched, deleted_rows=gone, new_rows=rows,
+                              expr=AlwaysTrue(), snapshot_properties=props)
+            return table.refresh().metadata.current_snapshot_id != before
+        kept = f"{t_in} AND {in_touched} AND NOT {among(by_action['delete'])}"
+        rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({kept}) OR ({added})")
+        rewrite_commit(table, snapshot_id=snapshot_id, removed=touched, new_rows=rows, expr=AlwaysTrue(),
+                        snapshot_properties=props)
+        return True
+    finally:
+        spark.catalog.dropTempView(tv)
+        spark.catalog.dropTempView(sv)
+
+
+def _natively_positioned(task: FileScanTask) -> bool:
+    """Whether the read path gives this task's rows their file and position (Parquet read by Spark)."""
+    return task.data_file.file_format == FileFormat.PARQUET and all(
+        e.data_file.file_format in (FileFormat.PARQUET, FileFormat.PUFFIN) for e in task.deletes
+    )
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# -- the Python API's engine (table.delete / update / merge / upsert) ---------------------------------------
+def _session(spark: object | None) -> SparkSession:
+    if isinstance(spark, SparkSession):
+        return spark
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    from floe.spark.configure import session  # a local session only when the caller runs none
+
+    return session()
+
+
+class SparkRowLevelEngine:
+    """floe.table.row_changes.RowLevelEngine on Spark (registered by ``import floe.spark``)."""
+
+    def delete(self, table: Table, condition: str | None, *, spark: object | None) -> bool:
+        return delete_rows(table, condition, spark=lambda: _session(spark), what=f"DELETE FROM {table.name()}")
+
+    def update(self, table: Table, assignments: Mapping[str, str], condition: str | None, *, spark: object | None) -> bool:
+        return update_rows(table, assignments, condition, spark=_session(spark), what=f"UPDATE {table.name()}")
+
+    def merge(self, table: Table, source: object, on: str, clauses: Sequence[RowClause], *, target_alias: str,
+              source_alias: str) -> bool:
+        if not isinstance(source, DataFrame):
+            raise ValidationError(f"MERGE INTO {table.name()}: the source must be a Spark DataFrame")
+        merge_clauses = [MergeClause(c.match, c.action, c.condition, c.values) for c in clauses]
+        return merge_into(table, source, on, merge_clauses, target_alias=target_alias, source_alias=source_alias,
+                          what=f"MERGE INTO {table.name()}")
+
+    def upsert(self, table: Table, source: object, join_cols: Sequence[str], *, update: bool, insert: bool) -> UpsertResult:
+        if not isinstance(source, DataFrame):
+            raise ValidationError(f"Upsert into {table.name()}: the source must be a Spark DataFrame")
+        if not join_cols:
+            raise ValidationError(f"Upsert into {table.name()}: give join_cols (or set the table's identifier fields)")
+        wanted = {c.lower() for c in source.columns}
+        names = [f.name for f in table.schema().fields if f.name.lower() in wanted]
+        missing = [c for c in join_cols if c not in names]
+        if missing:
+            raise ValidationError(f"Upsert into {table.name()}: join column {missing[0]!r} is not a column of both")
+        values = {c: f"s.{quoted(c)}" for c in names}
+        on = " AND ".join(f"t.{quoted(c)} = s.{quoted(c)}" for c in join_cols)
+        # Like PyIceberg: a matched row is rewritten only when one of its other columns changes.
+        changed = " OR ".join(f"NOT (t.{quoted(c)} <=> s.{quoted(c)})" for c in names if c not in join_cols) or "false"
+        spark = source.sparkSession
+        target = dataframe_for_scan(spark, table.scan(selected_fields=tuple(names))) if table.current_snapshot() else None
+        keys = [F.col(f"s.{quoted(c)}") == F.col(f"t.{quoted(c)}") for c in join_cols]
+        joined = source.alias("s").join(target.alias("t"), keys, "left") if target is not None else None
+        first_key = f"t.{quoted(join_cols[0])}"
+        updated = joined.where(f"{first_key} IS NOT NULL AND ({changed})").count() if joined is not None and update else 0
+        inserted = (joined.where(f"{first_key} IS NULL").count() if joined is not None else source.count()) if insert else 0
+        clauses = []
+        if update:
+            clauses.append(MergeClause("matched", "update", changed, values))
+        if insert:
+            clauses.append(MergeClause("not_matched", "insert", None, values))
+        if clauses:
+            merge_into(table, source, on, clauses, what=f"Upsert into {table.name()}")
+        return UpsertResult(rows_updated=updated, rows_inserted=inserted)
