@@ -67,6 +67,7 @@ def _run(master: str, how: str, tmp_path: Path) -> dict[str, Any]:
         ("local[2]", "attach"),
         ("local[2]", "session"),
         pytest.param("local-cluster[2,1,1024]", "attach", marks=pytest.mark.slow),
+        pytest.param("local-cluster[2,1,1024]", "session", marks=pytest.mark.slow),
     ],
 )
 def test_iceberg_docs_pipeline_runs_with_one_line_changed(tmp_path: Path, master: str, how: str) -> None:
