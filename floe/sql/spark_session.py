@@ -37,7 +37,16 @@ from floe.sql.result import ResultSet
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["FloeSqlState", "floe_sql_state", "inside_floe", "routes_to_floe", "run_statement", "sql"]
+__all__ = [
+    "FloeSqlState",
+    "floe_sql_state",
+    "inside_floe",
+    "is_floe_name",
+    "is_inside_floe",
+    "routes_to_floe",
+    "run_statement",
+    "sql",
+]
 
 _LOCAL = threading.local()
 
@@ -54,6 +63,7 @@ def inside_floe() -> Iterator[None]:
 
 
 def is_inside_floe() -> bool:
+    """Whether this thread is running a statement for Floe (its own Spark calls then bypass routing)."""
     return getattr(_LOCAL, "depth", 0) > 0
 
 
@@ -132,7 +142,8 @@ def _names(stmt: object) -> Iterator[tuple[str, Name]]:
                 yield from _names(v)
 
 
-def _is_floe_name(state: FloeSqlState, kind: str, name: Name, spark: SparkSession) -> bool:
+def is_floe_name(state: FloeSqlState, kind: str, name: Name, spark: SparkSession) -> bool:
+    """Whether a ``table``/``namespace``/``procedure``/``catalog`` name belongs to a Floe catalog."""
     qualified = {"table": 3, "namespace": 2, "procedure": 3, "catalog": 1}[kind]
     if len(name) >= qualified and state.floe_catalog(name[0]) is not None:
         return True
@@ -157,7 +168,7 @@ def routes_to_floe(spark: SparkSession, stmt: c.Statement) -> bool:
             return True
         spark_catalog = first.lower() == "spark_catalog" or spark.conf.get(f"spark.sql.catalog.{first}", None)
         return state.floe_current and stmt.target != "catalog" and not spark_catalog
-    return any(_is_floe_name(state, kind, name, spark) for kind, name in _names(stmt))
+    return any(is_floe_name(state, kind, name, spark) for kind, name in _names(stmt))
 
 
 # -- running ------------------------------------------------------------------------------------------

@@ -38,8 +38,8 @@ from floe.sql import commands as c
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
 from floe.sql.spark_session import (
-    _is_floe_name,
     floe_sql_state,
+    is_floe_name,
     is_inside_floe,
     routes_to_floe,
     run_statement,
@@ -97,7 +97,7 @@ def _floe_table_name(spark: SparkSession, name: str) -> tuple[str, ...] | None:
         parts = split_name(name)
     except ValidationError:
         return None
-    return parts if _is_floe_name(floe_sql_state(spark), "table", parts, spark) else None
+    return parts if is_floe_name(floe_sql_state(spark), "table", parts, spark) else None
 
 
 def _select_all(spark: SparkSession, parts: tuple[str, ...], suffix: str = "") -> DataFrame:
