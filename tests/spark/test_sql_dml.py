@@ -169,3 +169,19 @@ def test_merge_copy_on_write_matched_not_matched_and_by_source(session: SqlSessi
     assert rows(session, "SELECT * FROM tgt WHERE id >= 5") == [(5, "E", None), (6, "F", 7)]
     assert files < set(session.sql("SELECT file_path FROM floe.db.tgt.files")[-1].rows)
     assert ops(session, "tgt")[-1] == "append"
+
+
+def test_insert_select_maps_by_position_even_when_names_collide(session: SqlSession) -> None:
+    session.sql("CREATE TABLE bypos (a INT, b STRING, d DOUBLE) USING iceberg")
+    session.sql("INSERT INTO bypos SELECT CAST(id AS INT), 'x', CAST(id AS DOUBLE) FROM range(2)")
+    session.sql("INSERT INTO bypos SELECT id AS d, 'y' AS b, id * 10 AS a FROM range(2)")  # names ignored
+    session.sql("INSERT INTO bypos SELECT 7, 'z', 7")
+    assert rows(session, "SELECT * FROM bypos") == [
+        (0, "x", 0.0), (0, "y", 0.0), (1, "x", 1.0), (1, "y", 10.0), (7, "z", 7.0)
+    ]
+
+
+def test_insert_values_writes_one_file(session: SqlSession) -> None:
+    session.sql("CREATE TABLE onefile (id BIGINT, s STRING) USING iceberg")
+    session.sql("INSERT INTO onefile VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+    assert rows(session, "SELECT count(*) FROM onefile.files") == [(1,)]

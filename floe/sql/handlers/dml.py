@@ -144,12 +144,15 @@ def conform_dataframe(
             f"{what}: table {table.name()} expects {len(targets)} data columns ({', '.join(targets)}) "
             f"but the query gives {len(df.columns)}"
         )
-    source = dict(zip(targets, df.columns))
+    # By position, as Spark's INSERT maps a query: the query's own names may repeat or collide.
+    positional = [f"__floe_in{i}" for i in range(len(df.columns))]
+    df = df.toDF(*positional)
+    source = dict(zip(targets, positional))
     out = []
     for f in schema.fields:
         t = spark_type(f)
         if f.name in source:
-            out.append(F.col(quote(source[f.name])).cast(t).alias(f.name))
+            out.append(F.col(source[f.name]).cast(t).alias(f.name))
         elif f.name in static_cols:
             out.append(F.lit(static_cols[f.name]).cast(t).alias(f.name))
         elif f.required:
@@ -166,7 +169,8 @@ def _values_dataframe(ctx: HandlerContext, rows: tuple[tuple[c.SqlExpr, ...], ..
         raise ValidationError(f"{what}: VALUES rows have different numbers of values ({sorted(widths)})")
     sql = "VALUES " + ", ".join("(" + ", ".join(v.sql for v in row) + ")" for row in rows)
     with spark_errors(what):
-        return ctx.spark().sql(sql)
+        # One in-memory relation: one task writes it (one file, as Iceberg Java writes), not one per row.
+        return ctx.spark().sql(sql).coalesce(1)
 
 
 def _static_filter(table: Table, static: Mapping[str, object]) -> BooleanExpression:
