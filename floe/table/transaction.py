@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from floe.errors import CommitFailedError, CommitStateUnknownError, ValidationError
+from floe.spec import properties as P
 from floe.spec.metadata_builder import apply_updates
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.updates import (
@@ -21,6 +22,7 @@ from floe.spec.updates import (
     SetProperties,
     TableRequirement,
     TableUpdate,
+    UpgradeFormatVersion,
     validate_requirements,
 )
 from floe.table.manage import ManageSnapshots
@@ -112,9 +114,26 @@ class Transaction:
         return self._stage(StaticUpdates(self._table, updates, transaction=self))
 
     def set_properties(self, properties: Mapping[str, str] | None = None, **kwargs: str) -> Transaction:
-        """Set table properties (``properties`` and keyword arguments are merged)."""
+        """Set table properties (``properties`` and keyword arguments are merged).
+
+        ``format-version`` is not stored: as in Iceberg on Spark, it upgrades the table.
+
+        Raises:
+            ValidationError: ``format-version`` is not an integer or would downgrade the table.
+            UnsupportedError: an unknown format version.
+        """
         updates = {**dict(properties or {}), **kwargs}
-        return self._stage_updates([SetProperties(updates)])
+        staged: list[TableUpdate] = []
+        raw = updates.pop(P.FORMAT_VERSION, None)
+        if raw is not None:
+            try:
+                version = int(str(raw).strip())
+            except ValueError:
+                raise ValidationError(f"Table {self._table.name()}: format-version must be an integer, got {raw!r}") from None
+            staged.append(UpgradeFormatVersion(version))
+        if updates:
+            staged.append(SetProperties(updates))
+        return self._stage_updates(staged) if staged else self
 
     def remove_properties(self, *keys: str) -> Transaction:
         """Remove table properties (missing keys are ignored)."""

@@ -220,3 +220,26 @@ def test_commit_table_rest_shape_checks_requirements(tmp_path) -> None:
     with pytest.raises(CommitFailedError):
         cat.commit_table("db.t", [AssertCurrentSchemaId(7)], [SetProperties({"k": "w"})])
     assert apply_updates(t.metadata, []) is t.metadata
+
+
+def test_set_properties_format_version_upgrades_and_refuses_downgrades(tmp_path) -> None:
+    import pyarrow as pa
+
+    import floe
+    from floe.errors import UnsupportedError, ValidationError
+
+    cat = floe.load_catalog("fv", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.x", schema=pa.schema([("id", pa.int64())]), properties={"format-version": "1"})
+    t.set_properties({"format-version": "2", "k": "v"})
+    t = t.refresh()
+    assert t.format_version == 2
+    assert dict(t.properties) == {"k": "v"}  # upgraded, not stored as a property
+    with pytest.raises(ValidationError, match="Cannot downgrade v2 table to v1"):
+        t.set_properties({"format-version": "1"})
+    with pytest.raises(UnsupportedError, match="99"):
+        t.set_properties({"format-version": "99"})
+    with pytest.raises(ValidationError, match="must be an integer"):
+        t.set_properties({"format-version": "two"})
+    t.set_properties({"format-version": "3"})
+    assert t.refresh().format_version == 3
