@@ -110,6 +110,7 @@ __all__ = [
     "property_bool",
     "property_int",
     "property_str",
+    "validate_property_values",
 ]
 
 # --- format / metadata ---------------------------------------------------------------------------
@@ -227,6 +228,46 @@ GC_ENABLED_DEFAULT = True
 # --- v3 ------------------------------------------------------------------------------------------
 ENCRYPTION_TABLE_KEY = "encryption.key-id"
 ROW_LINEAGE = "row-lineage"  # informational: v3 tables always track row lineage
+
+
+_BOOLEAN_KEYS = frozenset({
+    METADATA_DELETE_AFTER_COMMIT_ENABLED, OBJECT_STORE_ENABLED, MANIFEST_MERGE_ENABLED, GC_ENABLED,
+    SPARK_WRITE_ACCEPT_ANY_SCHEMA, WRITE_AUDIT_PUBLISH_ENABLED, SNAPSHOT_ID_INHERITANCE_ENABLED,
+})
+_INTEGER_KEYS = frozenset({
+    METADATA_PREVIOUS_VERSIONS_MAX, WRITE_TARGET_FILE_SIZE_BYTES, DELETE_TARGET_FILE_SIZE_BYTES,
+    PARQUET_ROW_GROUP_SIZE_BYTES, PARQUET_PAGE_SIZE_BYTES, PARQUET_DICT_SIZE_BYTES, METRICS_MAX_INFERRED_COLUMN_DEFAULTS,
+    WRITE_PARTITION_SUMMARY_LIMIT, COMMIT_NUM_RETRIES, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS,
+    COMMIT_TOTAL_RETRY_TIME_MS, COMMIT_NUM_STATUS_CHECKS, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES,
+    SPLIT_SIZE, SPLIT_OPEN_FILE_COST, SPLIT_LOOKBACK, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS,
+})
+_CHOICES = {
+    DELETE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
+    UPDATE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
+    MERGE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
+    WRITE_DISTRIBUTION_MODE: ("none", "hash", "range"),
+    DELETE_ISOLATION_LEVEL: ("serializable", "snapshot"),
+    UPDATE_ISOLATION_LEVEL: ("serializable", "snapshot"),
+    MERGE_ISOLATION_LEVEL: ("serializable", "snapshot"),
+}
+
+
+def validate_property_values(properties: Mapping[str, str]) -> None:
+    """Refuse values Floe would fail on later: booleans, integers and choices of the keys it reads.
+
+    Iceberg Java parses some of these leniently (``maybe`` reads as false); Floe refuses them when they
+    are set, naming the key, rather than store them and fail every later write.
+
+    Raises:
+        ValidationError: a value of the wrong kind (names the key, the value and what is expected).
+    """
+    for key, value in properties.items():
+        if key in _BOOLEAN_KEYS:
+            property_bool(properties, key, False)
+        elif key in _INTEGER_KEYS:
+            property_int(properties, key, 0)
+        elif key in _CHOICES and str(value).strip().lower() not in _CHOICES[key]:
+            raise ValidationError(f"Table property {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
 
 
 def property_str(properties: Mapping[str, str], key: str, default: str) -> str:

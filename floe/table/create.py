@@ -37,7 +37,12 @@ def create_table_metadata(
     sort_order: SortOrder | None = None,
     properties: Mapping[str, str] | None = None,
 ) -> TableMetadata:
-    """The first metadata of a new table (``format-version`` property picks the version, default 2)."""
+    """The first metadata of a new table (``format-version`` property picks the version, default 2).
+
+    Raises:
+        ValidationError: a property value Floe could not use later (see properties.validate_property_values).
+    """
+    props.validate_property_values(dict(properties or {}))
     return new_table_metadata(
         to_schema(schema),
         partition_spec or UNPARTITIONED_SPEC,
@@ -154,6 +159,7 @@ def replacement_updates(
         ),
     )
     user_props = dict(properties or {})
+    props.validate_property_values(user_props)
     version = props.property_int(user_props, props.FORMAT_VERSION, base.format_version)
     for reserved in props.RESERVED_PROPERTIES:
         user_props.pop(reserved, None)

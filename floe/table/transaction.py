@@ -132,6 +132,7 @@ class Transaction:
                 raise ValidationError(f"Table {self._table.name()}: format-version must be an integer, got {raw!r}") from None
             staged.append(UpgradeFormatVersion(version))
         if updates:
+            P.validate_property_values(updates)
             staged.append(SetProperties(updates))
         return self._stage_updates(staged) if staged else self
 

@@ -243,3 +243,24 @@ def test_set_properties_format_version_upgrades_and_refuses_downgrades(tmp_path)
         t.set_properties({"format-version": "two"})
     t.set_properties({"format-version": "3"})
     assert t.refresh().format_version == 3
+
+
+def test_property_values_floe_would_fail_on_are_refused_when_set(tmp_path) -> None:
+    import pyarrow as pa
+
+    import floe
+    from floe.errors import ValidationError
+
+    cat = floe.load_catalog("pv", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    with pytest.raises(ValidationError, match="commit.manifest.min-count-to-merge must be an integer, got 'many'"):
+        cat.create_table("db.x", schema=pa.schema([("id", pa.int64())]),
+                         properties={"commit.manifest.min-count-to-merge": "many"})
+    t = cat.create_table("db.x", schema=pa.schema([("id", pa.int64())]))
+    with pytest.raises(ValidationError, match="commit.manifest-merge.enabled must be true or false, got 'maybe'"):
+        t.set_properties({"commit.manifest-merge.enabled": "maybe"})
+    with pytest.raises(ValidationError, match="write.delete.mode must be one of copy-on-write, merge-on-read"):
+        t.set_properties({"write.delete.mode": "sometimes"})
+    t.set_properties({"commit.manifest-merge.enabled": "FALSE", "write.distribution-mode": "range", "custom.key": "x"})
+    assert t.refresh().properties["commit.manifest-merge.enabled"] == "FALSE"
+    t.append(pa.table({"id": [1]}))  # later writes still work
