@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from pyspark.sql.conf import RuntimeConfig
 
 from floe.config import ICEBERG_SPARK_CATALOG_CLASSES, FloeConfig
 from floe.errors import ValidationError
@@ -194,8 +195,6 @@ def note_catalog_conf_change(key: str | None = None) -> None:
 
 def _watch_runtime_conf() -> None:
     """Wrap RuntimeConfig.set/unset once so catalog conf changes made from Python are noticed."""
-    from pyspark.sql.conf import RuntimeConfig
-
     if getattr(RuntimeConfig, "_floe_watched", False):
         return
     original_set, original_unset = RuntimeConfig.set, RuntimeConfig.unset

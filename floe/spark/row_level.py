@@ -27,6 +27,7 @@ from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.metrics_evaluator import StrictMetricsEvaluator
 from floe.expressions.parser import parse_filter
 from floe.scan.tasks import FileScanTask
+from floe.spark.configure import session
 from floe.spark.position_deletes import deleted_positions, write_position_deletes
 from floe.spark.read import dataframe_for_scan
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
@@ -452,9 +453,7 @@ def _session(spark: object | None) -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    from floe.spark.configure import session  # a local session only when the caller runs none
-
-    return session()
+    return session()  # a local session only when the caller runs none
 
 
 class SparkRowLevelEngine:

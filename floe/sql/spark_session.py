@@ -19,11 +19,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from floe.errors import ParseError
+from floe.spark.configure import attach, session_config
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
 from floe.sql.handlers import register_handlers
@@ -33,9 +35,6 @@ from floe.sql.identifiers import Name
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement, short_sql
 from floe.sql.result import ResultSet
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "FloeSqlState",
@@ -83,8 +82,6 @@ class FloeSqlState:
 
 def floe_sql_state(spark: SparkSession) -> FloeSqlState:
     """The Floe SQL session of ``spark`` (rebuilt, keeping USE, when the session's catalogs change)."""
-    from floe.spark.configure import attach, session_config
-
     if getattr(spark, "_floe_config", None) is None:
         attach(spark)
     config = session_config(spark)
@@ -174,8 +171,6 @@ def routes_to_floe(spark: SparkSession, stmt: c.Statement) -> bool:
 # -- running ------------------------------------------------------------------------------------------
 def _frame(spark: SparkSession, result: ResultSet) -> DataFrame:
     """A ResultSet as a DataFrame (types inferred by Arrow; no columns for DDL)."""
-    from pyspark.sql import types as T
-
     if not result.columns:
         return spark.createDataFrame([], T.StructType([]))
     columns = list(zip(*result.rows)) if result.rows else [() for _ in result.columns]

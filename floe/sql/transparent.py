@@ -24,6 +24,11 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
+from pyspark.sql.classic.dataframe import (
+    DataFrame as ClassicDataFrame,  # the class sessions with a JVM create
+)
+
 from floe.catalog.names import is_location, split_name
 from floe.errors import (
     FloeError,
@@ -34,6 +39,7 @@ from floe.errors import (
 )
 from floe.expressions.parser import parse_filter
 from floe.spark.configure import note_catalog_conf_change
+from floe.spark.read import read
 from floe.sql import commands as c
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
@@ -46,7 +52,7 @@ from floe.sql.spark_session import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column
 
     from floe.table.table import Table
 
@@ -200,8 +206,6 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
         if set(opts) - set(_READ_OPTIONS):
             return original(self, path, format, schema, **options)  # options only the data source knows
         kwargs = {_READ_OPTIONS[k][0]: _READ_OPTIONS[k][1](v) for k, v in opts.items() if v is not None}
-        from floe.spark.read import read
-
         try:
             return read(spark, path, **kwargs)
         except NoSuchTableError:
@@ -397,9 +401,6 @@ def _wrap_classes() -> None:
     global _WRAPPED
     if _WRAPPED:
         return
-    from pyspark.sql import DataFrameReader, DataFrameWriter, SparkSession
-    from pyspark.sql.classic.dataframe import DataFrame  # the class sessions with a JVM create
-
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
     SparkSession.table = _table_reader(SparkSession.table, lambda s: s)  # type: ignore[method-assign]
     DataFrameReader.table = _table_reader(DataFrameReader.table, lambda r: r._spark)  # type: ignore[method-assign]
@@ -407,7 +408,7 @@ def _wrap_classes() -> None:
     DataFrameReader.option = _recording(DataFrameReader.option, "option", _record_option)  # type: ignore[method-assign]
     DataFrameReader.options = _recording(DataFrameReader.options, "options", _record_options)  # type: ignore[method-assign]
     DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
-    DataFrame.writeTo = _write_to(DataFrame.writeTo)  # type: ignore[method-assign]
+    ClassicDataFrame.writeTo = _write_to(ClassicDataFrame.writeTo)  # type: ignore[method-assign]
     DataFrameWriter.format = _recording(DataFrameWriter.format, "format", _record_format)  # type: ignore[method-assign]
     DataFrameWriter.mode = _recording(DataFrameWriter.mode, "mode", _record_mode)  # type: ignore[method-assign]
     DataFrameWriter.option = _recording(DataFrameWriter.option, "option", _record_option)  # type: ignore[method-assign]
