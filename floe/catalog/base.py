@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from floe.catalog.path_segments import check_identifier_segments
 from floe.errors import (
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
@@ -79,6 +80,7 @@ class Catalog(ABC):
         """Create a namespace.
 
         Raises:
+            ValidationError: a level cannot be a path segment (see :mod:`floe.catalog.path_segments`).
             NamespaceAlreadyExistsError: it exists.
         """
 
@@ -134,7 +136,11 @@ class Catalog(ABC):
 
     @abstractmethod
     def default_table_location(self, identifier: Identifier) -> str:
-        """Where a new table goes when no location is given."""
+        """Where a new table goes when no location is given.
+
+        Raises:
+            ValidationError: a name that becomes a path segment cannot be one.
+        """
 
     def table_location(self, identifier: Identifier, location: str | None) -> str:
         """The location a new table gets: ``location`` if given, else the default."""
@@ -145,6 +151,7 @@ class Catalog(ABC):
         """Rename a table (its files stay where they are).
 
         Raises:
+            ValidationError: a name of the target cannot be a path segment.
             NoSuchTableError: the source does not exist.
             TableAlreadyExistsError: the target exists.
             NoSuchNamespaceError: the target namespace does not exist.
@@ -163,6 +170,7 @@ class Catalog(ABC):
         """Add an existing table by the location of one of its metadata files.
 
         Raises:
+            ValidationError: a name cannot be a path segment.
             TableAlreadyExistsError: the identifier is taken.
             NoSuchNamespaceError: the namespace does not exist.
         """
@@ -229,6 +237,8 @@ class Catalog(ABC):
         """A transaction that creates the table when committed (stage data, then commit once).
 
         Raises:
+            ValidationError: a name cannot be a path segment (empty, ``.``, ``..``, ``/``, ``\\``, control
+                characters), even with an explicit ``location``.
             TableAlreadyExistsError: the table exists (checked now and again at commit).
             NoSuchNamespaceError: the namespace does not exist.
         """
@@ -237,6 +247,9 @@ class Catalog(ABC):
         from floe.table.transaction import Transaction
 
         ident = to_identifier(identifier)
+        # Every new name must be a safe path segment, whatever the location: engines derive default
+        # locations from names (the next table in this namespace, another catalog over the same rows).
+        check_identifier_segments(ident, catalog=self.name)
         self._check_namespace(ident[:-1])
         if self.table_exists(ident):
             raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(ident)}")
@@ -270,6 +283,7 @@ class Catalog(ABC):
             properties: table properties (``format-version`` picks the format, default 2).
 
         Raises:
+            ValidationError: a name cannot be a path segment (see :mod:`floe.catalog.path_segments`).
             TableAlreadyExistsError: the table exists.
             NoSuchNamespaceError: the namespace does not exist.
         """
@@ -381,9 +395,10 @@ class Catalog(ABC):
         if not purge:
             self._remove_table_entry(ident)
             return
-        from floe.table.purge import purge_table_files
+        from floe.table.purge import purge_table_files, require_gc_enabled
 
         table = self.load_table(ident)
+        require_gc_enabled(table.metadata, identifier_to_string(ident))
         self._remove_table_entry(ident)
         purge_table_files(table.io, table.metadata, table.metadata_location)
 

@@ -33,6 +33,7 @@ from floe.catalog.metadata_files import (
     read_metadata,
     write_metadata,
 )
+from floe.catalog.path_segments import check_identifier_segments, check_namespace_segments, require_inside
 from floe.errors import (
     CommitFailedError,
     FileAlreadyExistsError,
@@ -233,7 +234,19 @@ class HadoopCatalog(Catalog):
         return self._io
 
     def _ns_location(self, namespace: Namespace) -> str:
+        # Namespaces are folders here: every name is checked before it becomes a path segment.
+        check_namespace_segments(namespace, catalog=self.name)
         return join(self.warehouse, *namespace)
+
+    def _folder_inside(self, location: str, what: str) -> tuple[pafs.FileSystem, str]:
+        """Resolve a folder about to be deleted, refusing it unless it lies strictly inside the warehouse.
+
+        Names are checked before they become paths; this is the second line of defence (a table folder is
+        deleted recursively, so a path that escaped would take unrelated data with it).
+        """
+        fs, path = self._io.resolve(location)
+        require_inside(path, self._io.resolve(self.warehouse)[1], what=f"{what} in catalog {self.name!r}")
+        return fs, path
 
     def _subfolders(self, location: str) -> list[str]:
         fs, path = self._io.resolve(location)
@@ -260,6 +273,7 @@ class HadoopCatalog(Catalog):
         ns = to_namespace(namespace)
         if not ns:
             raise ValidationError("Cannot create the root namespace")
+        check_namespace_segments(ns, catalog=self.name)
         if properties:
             raise UnsupportedError("The Hadoop catalog cannot store namespace properties")
         if self._is_dir(self._ns_location(ns)):
@@ -294,7 +308,7 @@ class HadoopCatalog(Catalog):
         loc = self._ns_location(ns)
         if self._subfolders(loc) or any(True for _ in self._io.list_prefix(loc)):
             raise NamespaceNotEmptyError(f"Namespace {namespace_to_string(ns)} is not empty ({loc})")
-        fs, path = self._io.resolve(loc)
+        fs, path = self._folder_inside(loc, f"drop namespace {namespace_to_string(ns)}")
         fs.delete_dir(path)
 
     # -- tables --------------------------------------------------------------------------------------
@@ -309,6 +323,7 @@ class HadoopCatalog(Catalog):
         return HadoopTableOperations(identifier, self._io, self.default_table_location(identifier))
 
     def default_table_location(self, identifier: Identifier) -> str:
+        check_identifier_segments(identifier, catalog=self.name)
         return join(self.warehouse, *identifier)
 
     def table_location(self, identifier: Identifier, location: str | None) -> str:
@@ -328,7 +343,9 @@ class HadoopCatalog(Catalog):
         ops = HadoopTableOperations(identifier, self._io, self.default_table_location(identifier))
         if ops.current_version() is None:
             raise NoSuchTableError(f"Table does not exist: {identifier_to_string(identifier)}")
-        fs, path = self._io.resolve(ops.metadata_location)
+        fs, path = self._folder_inside(
+            ops.metadata_location, f"drop table {identifier_to_string(identifier)}"
+        )
         fs.delete_dir(path)
 
     def drop_table(self, identifier: IdentifierLike, *, purge: bool = False) -> None:
@@ -337,15 +354,19 @@ class HadoopCatalog(Catalog):
         The metadata is the table here, so a purge reads it before anything is removed (a metastore
         catalog forgets the entry first instead).
         """
-        from floe.table.purge import purge_table_files
+        from floe.table.purge import purge_table_files, require_gc_enabled
 
         ident = to_identifier(identifier)
         if not purge:
             self._remove_table_entry(ident)
             return
         table = self.load_table(ident)
+        require_gc_enabled(table.metadata, identifier_to_string(ident))
+        # Checked before any file is deleted, so a refused purge leaves the table whole.
+        fs, path = self._folder_inside(
+            self.default_table_location(ident), f"purge table {identifier_to_string(ident)}"
+        )
         purge_table_files(table.io, table.metadata, table.metadata_location)
-        fs, path = self._io.resolve(self.default_table_location(ident))
         with contextlib.suppress(FileNotFoundError):
             fs.delete_dir(path)
 
@@ -353,6 +374,7 @@ class HadoopCatalog(Catalog):
         from floe.table.table import Table
 
         ident = to_identifier(identifier)
+        check_identifier_segments(ident, catalog=self.name)
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self._io, metadata_location)
         expected = self.default_table_location(ident)

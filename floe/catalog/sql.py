@@ -30,6 +30,7 @@ from floe.catalog.metadata_files import (
     read_metadata,
     write_metadata,
 )
+from floe.catalog.path_segments import check_identifier_segments, check_namespace_segments, check_path_segment
 from floe.catalog.sql_layout import (
     NAMESPACE_EXISTS_PROPERTY,
     TABLE_TYPE,
@@ -189,6 +190,7 @@ class SqlCatalog(Catalog):
         ns = to_namespace(namespace)
         if not ns:
             raise ValidationError("Cannot create the root namespace")
+        check_namespace_segments(ns, catalog=self.name)
         if self.namespace_exists(ns):
             raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
         props = dict(properties or {}) or {NAMESPACE_EXISTS_PROPERTY: "true"}
@@ -316,6 +318,7 @@ class SqlCatalog(Catalog):
     def default_table_location(self, identifier: Identifier) -> str:
         ns_location = self.namespace_location(identifier[:-1])
         if ns_location:
+            check_path_segment(identifier[-1], kind="table", catalog=self.name)
             return join(ns_location, identifier[-1])
         warehouse = self.properties.get(WAREHOUSE)
         if not warehouse:
@@ -323,10 +326,13 @@ class SqlCatalog(Catalog):
                 f"Cannot choose a location for {identifier_to_string(identifier)}: set the catalog's 'warehouse' "
                 f"property, the namespace's '{LOCATION}' property, or pass location="
             )
+        check_identifier_segments(identifier, catalog=self.name)
         return join(warehouse, *identifier)
 
     def rename_table(self, from_identifier: IdentifierLike, to_identifier_: IdentifierLike) -> Table:
         src, dst = to_identifier(from_identifier), to_identifier(to_identifier_)
+        # Only the new name is checked: an odd name stored earlier (by another engine) can be renamed away.
+        check_identifier_segments(dst, catalog=self.name)
         self._check_namespace(dst[:-1])
         if self.table_exists(dst):
             raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(dst)}")
@@ -354,6 +360,7 @@ class SqlCatalog(Catalog):
         from floe.table.table import Table
 
         ident = to_identifier(identifier)
+        check_identifier_segments(ident, catalog=self.name)
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self.io(metadata_location), metadata_location)  # validates the file
         self._insert(ident, metadata_location)

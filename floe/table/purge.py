@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+from floe.errors import ValidationError
 from floe.io.fileio import FileIO
+from floe.spec import properties as P
 from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest
 from floe.spec.manifest import ManifestFile
 from floe.spec.table_metadata import TableMetadata
 
-__all__ = ["purge_table_files"]
+__all__ = ["purge_table_files", "require_gc_enabled"]
+
+
+def require_gc_enabled(metadata: TableMetadata, table_name: str) -> None:
+    """Refuse to purge a table whose ``gc.enabled`` is false (its files may be shared with other tables).
+
+    Raises:
+        ValidationError: ``gc.enabled`` is false.
+    """
+    if not P.property_bool(metadata.properties, P.GC_ENABLED, P.GC_ENABLED_DEFAULT):
+        raise ValidationError(
+            f"Cannot purge table {table_name}: gc.enabled is false (deleting its files may corrupt other tables)"
+        )
 
 
 def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: str | None) -> int:

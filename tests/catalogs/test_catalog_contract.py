@@ -16,6 +16,7 @@ from floe.errors import (
     NoSuchTableError,
     TableAlreadyExistsError,
     UnsupportedError,
+    ValidationError,
 )
 from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.schema import Schema
@@ -121,6 +122,19 @@ def test_drop_table_purge_deletes_files(props: dict[str, str], schema: Schema, t
     assert not table.io.exists(f.file_path) and not outside.exists()
     assert not table.io.exists(manifest_list)
     assert not table.io.exists(table.metadata_location)
+
+
+def test_purge_is_refused_while_gc_is_disabled(props: dict[str, str], schema: Schema) -> None:
+    # as Iceberg on Spark: files of a gc.enabled=false table may be shared, so a purge must not delete them
+    cat = open_catalog(props)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema, properties={"gc.enabled": "false"})
+    f = write_data_file(table, [{"id": 1, "data": "a", "p": 1}])
+    table.append([f])
+    with pytest.raises(ValidationError, match="gc.enabled is false"):
+        cat.drop_table("db.t", purge=True)
+    assert cat.table_exists("db.t")
+    assert table.io.exists(f.file_path)
 
 
 def test_rename_table_moves_entry_or_is_unsupported(props: dict[str, str], schema: Schema) -> None:
