@@ -3,7 +3,9 @@
 Kept apart from :mod:`floe.expressions.parser` so that importing :mod:`floe.expressions` (every commit and
 scan path does) does not import sqlglot (~0.5 s); this module loads on the first parsed filter string.
 sqlglot (Spark dialect, with double quotes also quoting identifiers) parses the text; this module turns
-the AST into Floe predicates and rejects anything else with a ParseError quoting the fragment.
+the AST into Floe predicates and rejects anything else with a ParseError quoting the fragment. Where a
+literal belongs (``name = "foo"``, an in-list), a double-quoted token is a string as in Spark SQL, which is
+how Iceberg's docs write ``rewrite_data_files(where => ...)``; on the column side it stays an identifier.
 """
 
 from __future__ import annotations
@@ -93,7 +95,20 @@ class _Converter:
             return Reference(".".join(parts))
         return None
 
+    def double_quoted(self, node: exp.Expression) -> str | None:
+        """The text of a ``"..."`` token the tokenizer read as a column, else None (Spark: a string)."""
+        if not isinstance(node, exp.Column) or len(node.parts) != 1:
+            return None
+        ident = node.this
+        start = ident.meta.get("start") if isinstance(ident, exp.Identifier) and ident.quoted else None
+        if isinstance(start, int) and 0 <= start < len(self.text) and self.text[start] == '"':
+            return str(ident.name)
+        return None
+
     def literal(self, node: exp.Expression) -> object:
+        quoted = self.double_quoted(node)
+        if quoted is not None:
+            return quoted
         if isinstance(node, exp.Paren):
             return self.literal(node.this)
         if isinstance(node, exp.Neg):
@@ -171,6 +186,8 @@ class _Converter:
 
     def comparison(self, node: exp.Expression, op: type[LiteralPredicate]) -> BooleanExpression:
         left, right = node.this, node.expression
+        if self.double_quoted(left) is not None and self.double_quoted(right) is None and self.column(right):
+            left, right, op = right, left, _FLIPPED[op]  # "foo" = name: the string is on the left
         col = self.column(left)
         if col is not None:
             return op(col, self.literal(right))

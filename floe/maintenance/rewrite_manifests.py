@@ -1,4 +1,4 @@
-"""Rewrite the current snapshot's data manifests clustered by partition (one ``replace`` snapshot)."""
+"""Rewrite the current snapshot's manifests clustered by partition (one ``replace`` snapshot)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from floe.errors import ValidationError
 from floe.scan.planner import read_manifest_files
-from floe.spec.manifest import ManifestContent
-from floe.table.rewrite_manifests import RewriteManifests
+from floe.spec import properties as P
+from floe.table.rewrite_manifests import RewriteManifests, manifests_to_rewrite
 from floe.table.table import Table
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
@@ -22,26 +22,27 @@ class RewriteManifestsResult:
 
 
 def rewrite_manifests(table: Table, *, spec_id: int | None = None) -> RewriteManifestsResult:
-    """Rewrite the data manifests of ``table``'s current snapshot (only those of ``spec_id`` if given).
+    """Rewrite the manifests of ``table``'s current snapshot of ``spec_id`` (default: the table's spec).
 
-    A table without a current snapshot or without matching manifests is left unchanged (no commit).
+    As in Java, a table without a current snapshot, or whose candidate manifests are already one manifest
+    within ``commit.manifest.target-size-bytes`` (per content: data, deletes), is left unchanged (no commit).
 
     Raises:
         ValidationError: ``spec_id`` is not a partition spec of the table.
         UnsupportedError: a format version 3 table.
         CommitFailedError: lost every retry (the new manifests are deleted).
     """
-    if spec_id is not None and table.metadata.spec_by_id(spec_id) is None:
-        raise ValidationError(f"Table {table.name()} has no partition spec {spec_id}")
-    current = table.metadata.current_snapshot()
+    meta = table.metadata
+    if spec_id is not None and meta.spec_by_id(spec_id) is None:
+        raise ValidationError(f"Invalid spec id {spec_id} for table {table.name()}")
+    current = meta.current_snapshot()
     if current is None:
         return RewriteManifestsResult(0, 0)
-    matching = [
-        m
-        for m in read_manifest_files(table.io, current)
-        if m.content == ManifestContent.DATA and (spec_id is None or m.partition_spec_id == spec_id)
-    ]
-    if not matching:
+    target = P.property_int(meta.properties, P.MANIFEST_TARGET_SIZE_BYTES, P.MANIFEST_TARGET_SIZE_BYTES_DEFAULT)
+    plan = manifests_to_rewrite(
+        read_manifest_files(table.io, current), meta.default_spec_id if spec_id is None else spec_id, target
+    )
+    if not plan:
         return RewriteManifestsResult(0, 0)
     op = RewriteManifests(table, spec_id=spec_id)
     op.commit()

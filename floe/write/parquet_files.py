@@ -19,6 +19,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from floe.io.fileio import FileIO
+from floe.io.name_mapping import NameMapping
 from floe.io.parquet_metrics import NanCounter, footer_metrics
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileContent, FileFormat
@@ -82,9 +83,11 @@ def data_file_from_footer(
     spec_id: int,
     nan_counts: Mapping[int, int] | None = None,
     sort_order_id: int | None = None,
+    name_mapping: NameMapping | None = None,
 ) -> DataFile:
-    """A DataFile descriptor for a written Parquet file, metrics from its footer (floe.io.parquet_metrics)."""
-    m = footer_metrics(metadata, schema, properties=properties, nan_counts=nan_counts)
+    """A DataFile descriptor for a Parquet file, metrics from its footer (floe.io.parquet_metrics); a file
+    without field ids (an imported one) is read through ``name_mapping``."""
+    m = footer_metrics(metadata, schema, properties=properties, nan_counts=nan_counts, name_mapping=name_mapping)
     offsets = []
     for i in range(metadata.num_row_groups):
         col = metadata.row_group(i).column(0)

@@ -17,7 +17,7 @@ from floe.scan.planner import read_manifest_files
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntryStatus
 from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.snapshot import Operation
-from floe.table.rewrite_manifests import cluster_by_partition, entries_per_manifest
+from floe.table.rewrite_manifests import cluster_by_partition, target_manifest_count
 from floe.table.table import Table
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -196,7 +196,8 @@ def test_expire_snapshots_clean_expired_metadata_removes_unused_specs(tmp_path: 
     t.new_fast_append().append_file(real_file(t, "b", p=None)).commit()
     expire_snapshots(t, older_than_ms=t.current_snapshot().timestamp_ms, clean_expired_metadata=True)
     assert len(t.metadata.partition_specs) == 2  # the overwrite's manifest (spec 0) is still listed
-    rewrite_manifests(t)  # drops the manifest that only recorded the deletion
+    t.set_properties({"commit.manifest.target-size-bytes": "1"})  # else Java's rule skips a lone manifest
+    rewrite_manifests(t, spec_id=0)  # drops the manifest that only recorded the deletion
     expire_snapshots(t, older_than_ms=t.current_snapshot().timestamp_ms, clean_expired_metadata=True)
     assert [s.spec_id for s in t.refresh().metadata.partition_specs] == [t.spec().spec_id]
 
@@ -209,7 +210,7 @@ def test_find_orphans_compares_spellings_and_respects_age() -> None:
         FileEntry("file:///w/t/data/new.parquet", 1, 500),
         FileEntry("file:///w/t/metadata/version-hint.text", 1, 10),
     ]
-    referenced = {comparison_key("/w/t/data/a.parquet")}
+    referenced = {"/w/t/data/a.parquet"}
     assert find_orphans(listed, referenced, older_than_ms=100) == ["file:///w/t/data/stray.parquet"]
 
 
@@ -246,10 +247,10 @@ def test_cluster_by_partition_sorts_live_entries_and_cuts_groups(tmp_path: Path)
     t = make_table(tmp_path)
     for i, p in enumerate([2, 0, 1, 0, None, 2]):
         t.new_fast_append().append_file(real_file(t, f"f{i}", p=p)).commit()  # type: ignore[arg-type]
-    groups = cluster_by_partition(entries(t), 4)
-    assert [[e.data_file.partition for e in g] for g in groups] == [[(None,), (0,), (0,), (1,)], [(2,), (2,)]]
+    groups = cluster_by_partition(entries(t), 2)
+    assert [[e.data_file.partition for e in g] for g in groups] == [[(None,), (0,), (0,)], [(1,), (2,), (2,)]]
     manifests = read_manifest_files(t.io, t.current_snapshot())
-    assert entries_per_manifest(manifests, sum(m.manifest_length for m in manifests)) == 6
+    assert target_manifest_count(manifests, (sum(m.manifest_length for m in manifests) + 1) // 2) == 2
 
 
 def test_rewrite_manifests_clusters_by_partition_into_one_replace_snapshot(tmp_path: Path) -> None:
@@ -281,9 +282,9 @@ def test_rewrite_manifests_spec_id_and_empty_table(tmp_path: Path) -> None:
     t = make_table(tmp_path)
     assert rewrite_manifests(t) == type(rewrite_manifests(t))(0, 0) and t.current_snapshot() is None
     t.new_fast_append().append_file(real_file(t, "a")).commit()
-    with pytest.raises(ValidationError, match="no partition spec 7"):
+    with pytest.raises(ValidationError, match="Invalid spec id 7"):
         rewrite_manifests(t, spec_id=7)
-    assert rewrite_manifests(t, spec_id=0).rewritten_manifests_count == 1
+    assert rewrite_manifests(t, spec_id=0).rewritten_manifests_count == 0  # one compact manifest: skipped
 
 
 def _entries(t: Table, m: object) -> list:

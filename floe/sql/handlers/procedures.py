@@ -1,25 +1,26 @@
-"""``CALL catalog.system.<procedure>(...)``: Iceberg's snapshot-management and maintenance procedures.
+"""``CALL catalog.system.<procedure>(...)``: binding arguments and running Iceberg's procedures.
 
-Parameters and result columns are Iceberg's (Spark procedures docs): ``rollback_to_snapshot(table,
-snapshot_id)``, ``rollback_to_timestamp(table, timestamp)``, ``set_current_snapshot(table, snapshot_id |
-ref)``, ``cherrypick_snapshot(table, snapshot_id)``; maintenance (floe.maintenance):
-``expire_snapshots(table, older_than, retain_last, max_concurrent_deletes, stream_results, snapshot_ids,
-clean_expired_metadata)``, ``remove_orphan_files(table, older_than, location, dry_run,
-max_concurrent_deletes)``, ``rewrite_manifests(table, use_caching, spec_id)`` and
-``rewrite_data_files(table, strategy, sort_order, options, where)`` (the only one that needs Spark).
+Parameters and result columns are Iceberg's (Spark procedures docs). This module holds the snapshot and
+branch procedures (``rollback_to_snapshot``, ``rollback_to_timestamp``, ``set_current_snapshot``,
+``cherrypick_snapshot``, ``publish_changes``, ``fast_forward``, ``ancestors_of``) and ``register_table``;
+maintenance, table migration and change-log procedures live in the ``procedures_*`` modules beside it.
 Arguments are positional or ``name => value``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import difflib
 from typing import TYPE_CHECKING
 
 from floe.errors import UnsupportedError, ValidationError
+from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext
-from floe.sql.identifiers import resolve_table
+from floe.sql.handlers.procedure_args import NameProcedure, Procedures, TableProcedure, snapshot_id_arg
+from floe.sql.handlers.procedures_changelog import CHANGELOG_PROCEDURES
+from floe.sql.handlers.procedures_maintenance import MAINTENANCE_PROCEDURES
+from floe.sql.handlers.procedures_migration import MIGRATION_PROCEDURES
+from floe.sql.identifiers import ResolvedTable, resolve_table
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
 
@@ -27,48 +28,6 @@ if TYPE_CHECKING:
     from floe.table.table import Table
 
 __all__ = ["PROCEDURES", "run_call"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Procedure:
-    parameters: tuple[str, ...]
-    required: tuple[str, ...]
-    run: Callable[[HandlerContext, Table, dict[str, object]], ResultSet]
-
-
-def _snapshot_id(args: dict[str, object], key: str = "snapshot_id") -> int:
-    value = args[key]
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValidationError(f"{key} must be a snapshot id (a long), got {value!r}")
-    return value
-
-
-def _int_arg(args: dict[str, object], key: str) -> int | None:
-    value = args.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValidationError(f"{key} must be an integer, got {value!r}")
-    return value
-
-
-def _bool_arg(args: dict[str, object], key: str, default: bool) -> bool:
-    value = args.get(key)
-    if value is None:
-        return default
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if not isinstance(value, bool):
-        raise ValidationError(f"{key} must be a boolean, got {value!r}")
-    return value
-
-
-def _row(columns: list[str], result: object) -> ResultSet:
-    return ResultSet(columns=columns, rows=[tuple(getattr(result, c) for c in columns)])
 
 
 def _change(before: int | None, table: Table) -> ResultSet:
@@ -80,7 +39,7 @@ def _change(before: int | None, table: Table) -> ResultSet:
 
 def _rollback_to_snapshot(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
     before = table.metadata.current_snapshot_id
-    table.rollback_to_snapshot(_snapshot_id(args))
+    table.rollback_to_snapshot(snapshot_id_arg(args))
     return _change(before, table)
 
 
@@ -100,14 +59,14 @@ def _set_current_snapshot(ctx: HandlerContext, table: Table, args: dict[str, obj
             raise ValidationError(f"Table {table.name()} has no branch or tag {args['ref']!r}")
         target = snap.snapshot_id
     else:
-        target = _snapshot_id(args)
+        target = snapshot_id_arg(args)
     before = table.metadata.current_snapshot_id
     table.set_current_snapshot(target)
     return _change(before, table)
 
 
 def _cherrypick_snapshot(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    source = _snapshot_id(args)
+    source = snapshot_id_arg(args)
     table.cherry_pick(source)
     return ResultSet(
         columns=["source_snapshot_id", "current_snapshot_id"],
@@ -115,107 +74,61 @@ def _cherrypick_snapshot(ctx: HandlerContext, table: Table, args: dict[str, obje
     )
 
 
-def _expire_snapshots(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    from floe.maintenance import expire_snapshots
-
-    _bool_arg(args, "stream_results", False)  # validated only: deletions are listed on the driver anyway
-    ids = args.get("snapshot_ids")
-    if ids is not None and not isinstance(ids, (list, tuple)):
-        ids = [ids]
-    result = expire_snapshots(
-        table,
-        older_than_ms=None if args.get("older_than") is None else ctx.timestamp_ms(args["older_than"]),
-        retain_last=_int_arg(args, "retain_last"),
-        snapshot_ids=None if ids is None else [_snapshot_id({"snapshot_ids": i}, "snapshot_ids") for i in ids],
-        max_concurrent_deletes=_int_arg(args, "max_concurrent_deletes"),
-        clean_expired_metadata=_bool_arg(args, "clean_expired_metadata", False),
-    )
-    return _row(
-        [
-            "deleted_data_files_count",
-            "deleted_position_delete_files_count",
-            "deleted_equality_delete_files_count",
-            "deleted_manifest_files_count",
-            "deleted_manifest_lists_count",
-            "deleted_statistics_files_count",
-        ],
-        result,
-    )
+def _publish_changes(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
+    wap_id = str(args["wap_id"])
+    staged = [s for s in table.metadata.snapshots if s.summary is not None and s.summary.get(P.WAP_ID) == wap_id]
+    if not staged:
+        raise ValidationError(f"Cannot apply unknown WAP ID {wap_id!r} to table {table.name()}")
+    if len(staged) > 1:
+        raise ValidationError(f"More than one snapshot of table {table.name()} has WAP ID {wap_id!r}")
+    source = staged[0].snapshot_id
+    table.cherry_pick(source)
+    return ResultSet(columns=["source_snapshot_id", "current_snapshot_id"],
+                     rows=[(source, table.metadata.current_snapshot_id)])
 
 
-def _remove_orphan_files(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    from floe.maintenance import remove_orphan_files
-
-    location = args.get("location")
-    if location is not None and not isinstance(location, str):
-        raise ValidationError(f"location must be a string, got {location!r}")
-    result = remove_orphan_files(
-        table,
-        older_than_ms=None if args.get("older_than") is None else ctx.timestamp_ms(args["older_than"]),
-        location=location,
-        dry_run=_bool_arg(args, "dry_run", False),
-        max_concurrent_deletes=_int_arg(args, "max_concurrent_deletes"),
-    )
-    return ResultSet(columns=["orphan_file_location"], rows=[(p,) for p in result.orphan_file_locations])
+def _fast_forward(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
+    branch, to = str(args["branch"]), str(args["to"])
+    previous = table.refs().get(branch)
+    table.manage_snapshots().fast_forward(branch, to).commit()
+    return ResultSet(columns=["branch_updated", "previous_ref", "updated_ref"],
+                     rows=[(branch, previous.snapshot_id if previous else None, table.refs()[branch].snapshot_id)])
 
 
-def _rewrite_manifests(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    from floe.maintenance import rewrite_manifests
+def _ancestors_of(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
+    start = snapshot_id_arg(args) if args.get("snapshot_id") is not None else table.metadata.current_snapshot_id
+    if start is not None and table.metadata.snapshot_by_id(start) is None:
+        raise ValidationError(f"Cannot find snapshot {start} in table {table.name()}")
+    return ResultSet(columns=["snapshot_id", "timestamp"],
+                     rows=[(s.snapshot_id, s.timestamp_ms) for s in table.metadata.ancestors_of(start)])
 
-    _bool_arg(args, "use_caching", True)  # Spark caching of manifest entries: nothing to cache here
-    result = rewrite_manifests(table, spec_id=_int_arg(args, "spec_id"))
-    return _row(["rewritten_manifests_count", "added_manifests_count"], result)
 
-
-def _rewrite_data_files(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    if args.get("sort_order") is not None:
-        raise UnsupportedError(f"Not supported yet: rewrite_data_files with sort_order (table {table.name()})")
-    options = args.get("options")
-    if options is not None and not isinstance(options, dict):
-        raise ValidationError(f"options must be a map of strings (map('k', 'v', ...)), got {options!r}")
-    strategy, where = args.get("strategy") or "binpack", args.get("where")
-    if not isinstance(strategy, str) or (where is not None and not isinstance(where, str)):
-        raise ValidationError(f"strategy and where must be strings, got {strategy!r} and {where!r}")
-    from floe.spark.rewrite_data_files import rewrite_data_files
-
-    result = rewrite_data_files(table, spark=ctx.spark(), strategy=strategy, where=where, options=options)
-    return _row(
-        [
-            "rewritten_data_files_count",
-            "added_data_files_count",
-            "rewritten_bytes_count",
-            "failed_data_files_count",
-            "removed_delete_files_count",
-        ],
-        result,
+def _register_table(ctx: HandlerContext, ref: ResolvedTable, args: dict[str, object]) -> ResultSet:
+    metadata_file = args["metadata_file"]
+    if not isinstance(metadata_file, str) or not metadata_file.strip():
+        raise ValidationError(f"metadata_file must be the location of a metadata JSON file, got {metadata_file!r}")
+    table = ctx.catalog(ref.catalog).register_table(ref.identifier, metadata_file)
+    snap = table.metadata.current_snapshot()
+    summary = snap.summary.as_dict() if snap is not None and snap.summary is not None else {}
+    return ResultSet(
+        columns=["current_snapshot_id", "total_records_count", "total_data_files_count"],
+        rows=[(snap.snapshot_id if snap else None, int(summary.get("total-records", 0)),
+               int(summary.get("total-data-files", 0)))],
     )
 
 
-PROCEDURES: dict[str, _Procedure] = {
-    "rollback_to_snapshot": _Procedure(("table", "snapshot_id"), ("table", "snapshot_id"), _rollback_to_snapshot),
-    "rollback_to_timestamp": _Procedure(("table", "timestamp"), ("table", "timestamp"), _rollback_to_timestamp),
-    "set_current_snapshot": _Procedure(("table", "snapshot_id", "ref"), ("table",), _set_current_snapshot),
-    "cherrypick_snapshot": _Procedure(("table", "snapshot_id"), ("table", "snapshot_id"), _cherrypick_snapshot),
-    "expire_snapshots": _Procedure(
-        (
-            "table",
-            "older_than",
-            "retain_last",
-            "max_concurrent_deletes",
-            "stream_results",
-            "snapshot_ids",
-            "clean_expired_metadata",
-        ),
-        ("table",),
-        _expire_snapshots,
-    ),
-    "remove_orphan_files": _Procedure(
-        ("table", "older_than", "location", "dry_run", "max_concurrent_deletes"), ("table",), _remove_orphan_files
-    ),
-    "rewrite_manifests": _Procedure(("table", "use_caching", "spec_id"), ("table",), _rewrite_manifests),
-    "rewrite_data_files": _Procedure(
-        ("table", "strategy", "sort_order", "options", "where"), ("table",), _rewrite_data_files
-    ),
+PROCEDURES: Procedures = {
+    "publish_changes": TableProcedure(("table", "wap_id"), ("table", "wap_id"), _publish_changes),
+    "fast_forward": TableProcedure(("table", "branch", "to"), ("table", "branch", "to"), _fast_forward),
+    "ancestors_of": TableProcedure(("table", "snapshot_id"), ("table",), _ancestors_of),
+    "register_table": NameProcedure(("table", "metadata_file"), ("table", "metadata_file"), _register_table),
+    "rollback_to_snapshot": TableProcedure(("table", "snapshot_id"), ("table", "snapshot_id"), _rollback_to_snapshot),
+    "rollback_to_timestamp": TableProcedure(("table", "timestamp"), ("table", "timestamp"), _rollback_to_timestamp),
+    "set_current_snapshot": TableProcedure(("table", "snapshot_id", "ref"), ("table",), _set_current_snapshot),
+    "cherrypick_snapshot": TableProcedure(("table", "snapshot_id"), ("table", "snapshot_id"), _cherrypick_snapshot),
+    **MAINTENANCE_PROCEDURES,
+    **MIGRATION_PROCEDURES,
+    **CHANGELOG_PROCEDURES,
 }
 
 
@@ -228,9 +141,9 @@ def run_call(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         raise ValidationError(f"{what}: procedures live in the 'system' namespace (CALL catalog.system.{name}(...))")
     proc = PROCEDURES.get(name)
     if proc is None:
-        raise UnsupportedError(
-            f"Not supported yet: {what} (procedures: {', '.join(sorted(PROCEDURES))})"
-        )
+        close = difflib.get_close_matches(name, PROCEDURES, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else f" ({len(PROCEDURES)} procedures are supported)"
+        raise UnsupportedError(f"Not supported yet: {what}{hint}")
     args = stmt.bind(proc.parameters)
     missing = [p for p in proc.required if args.get(p) is None]
     if missing:
@@ -249,5 +162,6 @@ def run_call(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         current_namespace=ctx.session.namespace() if same else ("default",),
         catalogs=ctx.session.catalog_properties,
     )
-    table = ctx.load(ref)
-    return proc.run(ctx, table, args)
+    if isinstance(proc, NameProcedure):
+        return proc.run(ctx, ref, args)
+    return proc.run(ctx, ctx.load(ref), args)
