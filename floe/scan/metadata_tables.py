@@ -1,13 +1,13 @@
 """Iceberg metadata tables as Arrow tables, with the column names and types Iceberg on Spark shows.
 
 history, snapshots, refs, metadata_log_entries come from table metadata; manifests / all_manifests from
-manifest lists; files, data_files, delete_files, entries, partitions, all_data_files from manifests
-(of the current snapshot, or of every snapshot for the ``all_`` tables).
+manifest lists; files, data_files, delete_files, entries, partitions and the ``all_`` file and entry
+tables from manifests (of the chosen snapshot, or of every distinct manifest of every snapshot for the
+``all_`` tables); position_deletes from the snapshot's position delete files and deletion vectors.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -15,7 +15,15 @@ import pyarrow as pa
 
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.io.arrow_schema import type_to_arrow
+from floe.scan.arrow_read import ReadContext
+from floe.scan.partition_struct import (
+    arrow_value,
+    partition_arrow_type,
+    partition_column,
+    partition_struct_type,
+)
 from floe.scan.planner import read_manifest_files
+from floe.scan.position_deletes_table import position_deletes_table
 from floe.scan.table_scan import TableLike
 from floe.serde.manifest_avro import iter_manifest
 from floe.spec.manifest import (
@@ -30,7 +38,7 @@ from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.snapshot import Snapshot
 from floe.spec.table_metadata import TableMetadata
-from floe.spec.types import IcebergType, NestedField, StructType, UUIDType
+from floe.spec.types import UUIDType
 
 __all__ = ["METADATA_TABLES", "metadata_table", "partition_struct_type"]
 
@@ -219,6 +227,9 @@ def manifests(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
 
 
 def all_manifests(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Manifests of every snapshot, one row per (snapshot, manifest) (Java's ``all_manifests``)."""
+    if snapshot_id is not None:
+        raise UnsupportedError(f"Cannot select snapshot {snapshot_id} in metadata table all_manifests of {table.metadata.location}")
     rows = []
     for s in table.metadata.snapshots:
         for m in read_manifest_files(table.io, s, _loc(table)):
@@ -227,54 +238,6 @@ def all_manifests(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
 
 
 # -- file tables ---------------------------------------------------------------------------------
-def partition_struct_type(md: TableMetadata) -> StructType:
-    """Every partition field of every spec, by partition field id (Java's ``Partitioning.partitionType``)."""
-    seen: dict[int, NestedField] = {}
-    for spec in sorted(md.partition_specs, key=lambda s: s.spec_id):
-        try:
-            ptype = md.partition_type(spec.spec_id)
-        except ValidationError:
-            continue
-        for f in ptype.fields:
-            seen.setdefault(f.field_id, NestedField(f.field_id, f.name, f.field_type, False))
-    return StructType(*seen.values())
-
-
-def _arrow_value(v: object, t: IcebergType) -> object:
-    if isinstance(t, UUIDType) and isinstance(v, uuid.UUID):
-        return v.bytes
-    return v
-
-
-def _partition_arrow_type(ptype: StructType) -> pa.DataType:
-    fields = []
-    for f in ptype.fields:
-        at = pa.binary(16) if isinstance(f.field_type, UUIDType) else type_to_arrow(f.field_type)
-        fields.append(pa.field(f.name, at))
-    return pa.struct(fields)
-
-
-def _partition_column(md: TableMetadata, ptype: StructType, files: list[DataFile]) -> pa.Array:
-    """Partition tuples coerced into the union struct (fields a spec lacks are null)."""
-    specs = md.specs_by_id()
-    at = _partition_arrow_type(ptype)
-    columns = []
-    for f in ptype.fields:
-        values = []
-        for df in files:
-            spec = specs.get(df.spec_id)
-            v = None
-            if spec is not None:
-                for pos, pf in enumerate(spec.fields):
-                    if pf.field_id == f.field_id and pos < len(df.partition):
-                        v = _arrow_value(df.partition[pos], f.field_type)
-            values.append(v)
-        columns.append(pa.array(values, type=at.field(f.name).type))
-    if not ptype.fields:
-        return pa.array([{}] * len(files), type=pa.struct([]))
-    return pa.StructArray.from_arrays(columns, fields=list(at))
-
-
 def _maps(m: dict[int, Any] | None) -> list[tuple[int, Any]] | None:
     return None if m is None else list(m.items())
 
@@ -286,7 +249,7 @@ def _file_columns(md: TableMetadata, files: list[DataFile]) -> dict[str, pa.Arra
         "file_path": pa.array([f.file_path for f in files], pa.string()),
         "file_format": pa.array([str(f.file_format) for f in files], pa.string()),
         "spec_id": pa.array([f.spec_id for f in files], pa.int32()),
-        "partition": _partition_column(md, ptype, files),
+        "partition": partition_column(md, ptype, files),
         "record_count": pa.array([f.record_count for f in files], pa.int64()),
         "file_size_in_bytes": pa.array([f.file_size_in_bytes for f in files], pa.int64()),
         "column_sizes": pa.array([_maps(f.column_sizes) for f in files], _INT_LONG),
@@ -326,8 +289,8 @@ def _readable_metrics(schema: Schema, files: list[DataFile]) -> pa.Array:
             pa.array([(f.value_counts or {}).get(fid) for f in files], pa.int64()),
             pa.array([(f.null_value_counts or {}).get(fid) for f in files], pa.int64()),
             pa.array([(f.nan_value_counts or {}).get(fid) for f in files], pa.int64()),
-            pa.array([_arrow_value(lo.get(fid), leaf.field_type) for lo in lows], vt),
-            pa.array([_arrow_value(hi.get(fid), leaf.field_type) for hi in highs], vt),
+            pa.array([arrow_value(lo.get(fid), leaf.field_type) for lo in lows], vt),
+            pa.array([arrow_value(hi.get(fid), leaf.field_type) for hi in highs], vt),
         ]
         names = ["column_size", "value_count", "null_value_count", "nan_value_count", "lower_bound", "upper_bound"]
         children.append(pa.StructArray.from_arrays(sub, names=names))
@@ -371,26 +334,42 @@ def delete_files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
     return _files_table(table.metadata, _live_files(table, snapshot_id, ManifestContent.DELETES))
 
 
-def all_data_files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
-    """Data files reachable from any snapshot, each listed once."""
-    seen: set[str] = set()
-    out: list[DataFile] = []
-    manifest_paths: set[str] = set()
+def _reachable_manifests(table: TableLike, snapshot_id: int | None, name: str) -> list[ManifestFile]:
+    """Distinct manifests (by path) of every snapshot; the ``all_`` tables cannot time travel (Java's
+    BaseAllMetadataTableScan refuses a snapshot)."""
+    if snapshot_id is not None:
+        raise UnsupportedError(f"Cannot select snapshot {snapshot_id} in metadata table {name} of {table.metadata.location}")
+    seen: dict[str, ManifestFile] = {}
     for s in table.metadata.snapshots:
-        ms = [m for m in read_manifest_files(table.io, s, _loc(table))
-              if m.content == ManifestContent.DATA and m.manifest_path not in manifest_paths]
-        manifest_paths.update(m.manifest_path for m in ms)
-        for e in _entries(table, ms):
-            if e.status != ManifestEntryStatus.DELETED and e.data_file.file_path not in seen:
-                seen.add(e.data_file.file_path)
-                out.append(e.data_file)
-    return _files_table(table.metadata, out)
+        for m in read_manifest_files(table.io, s, _loc(table)):
+            seen.setdefault(m.manifest_path, m)
+    return list(seen.values())
 
 
-def entries(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
-    snap = _snapshot(table.metadata, snapshot_id)
-    md = table.metadata
-    es = list(_entries(table, read_manifest_files(table.io, snap, _loc(table)))) if snap is not None else []
+def _all_files(table: TableLike, snapshot_id: int | None, content: ManifestContent | None, name: str) -> pa.Table:
+    # One row per live entry of each distinct manifest: a file kept by a rewritten manifest shows once per
+    # manifest holding it, as in Java (no dedup by file path).
+    ms = [m for m in _reachable_manifests(table, snapshot_id, name) if content is None or m.content == content]
+    files_ = [e.data_file for e in _entries(table, ms) if e.status != ManifestEntryStatus.DELETED]
+    return _files_table(table.metadata, files_)
+
+
+def all_data_files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Data files of every manifest reachable from any snapshot (Java's ``all_data_files``)."""
+    return _all_files(table, snapshot_id, ManifestContent.DATA, "all_data_files")
+
+
+def all_delete_files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Delete files of every manifest reachable from any snapshot (Java's ``all_delete_files``)."""
+    return _all_files(table, snapshot_id, ManifestContent.DELETES, "all_delete_files")
+
+
+def all_files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Data and delete files of every manifest reachable from any snapshot (Java's ``all_files``)."""
+    return _all_files(table, snapshot_id, None, "all_files")
+
+
+def _entries_table(md: TableMetadata, es: list[ManifestEntry]) -> pa.Table:
     dfs = [e.data_file for e in es]
     cols = _file_columns(md, dfs)
     data_file = pa.StructArray.from_arrays(list(cols.values()), names=list(cols.keys())) if es else pa.array(
@@ -404,6 +383,30 @@ def entries(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
         "data_file": data_file,
         "readable_metrics": _readable_metrics(md.schema(), dfs),
     })
+
+
+def all_entries(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Every entry (deleted ones too) of every manifest reachable from any snapshot (``all_entries``)."""
+    return _entries_table(table.metadata, list(_entries(table, _reachable_manifests(table, snapshot_id, "all_entries"))))
+
+
+def position_deletes(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Deleted positions of the snapshot's live position delete files and deletion vectors."""
+    md = table.metadata
+    snap = _snapshot(md, snapshot_id)
+    ms = [m for m in read_manifest_files(table.io, snap, _loc(table)) if m.content == ManifestContent.DELETES] if snap else []
+    live = [e for e in _entries(table, ms) if e.status != ManifestEntryStatus.DELETED]
+    schema = md.schema()
+    ctx = ReadContext(io=table.io, table_schema=schema, projection=schema, name_mapping=None, location_of=_loc(table),
+                      table_name=str(md.location))
+    return position_deletes_table(md, live, ctx)
+
+
+def entries(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
+    """Every entry (deleted ones too) of the snapshot's manifests."""
+    snap = _snapshot(table.metadata, snapshot_id)
+    es = list(_entries(table, read_manifest_files(table.io, snap, _loc(table)))) if snap is not None else []
+    return _entries_table(table.metadata, es)
 
 
 def partitions(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
@@ -457,9 +460,9 @@ def partitions(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
     ]))
     if not ptype.fields:
         return counts.drop_columns(["spec_id"])
-    at = _partition_arrow_type(ptype)
+    at = partition_arrow_type(ptype)
     part = pa.StructArray.from_arrays(
-        [pa.array([_arrow_value(k[i], f.field_type) for k in keys], at.field(f.name).type) for i, f in enumerate(ptype.fields)],
+        [pa.array([arrow_value(k[i], f.field_type) for k in keys], at.field(f.name).type) for i, f in enumerate(ptype.fields)],
         fields=list(at),
     ) if keys else pa.array([], at)
     return counts.add_column(0, "partition", part)
@@ -477,7 +480,11 @@ METADATA_TABLES: dict[str, Callable[[TableLike, int | None], pa.Table]] = {
     "refs": refs,
     "metadata_log_entries": metadata_log_entries,
     "all_data_files": all_data_files,
+    "all_delete_files": all_delete_files,
+    "all_files": all_files,
+    "all_entries": all_entries,
     "all_manifests": all_manifests,
+    "position_deletes": position_deletes,
 }
 
 

@@ -51,6 +51,7 @@ from floe.spark.datasource_read import config_from_options, table_source
 from floe.spark.types import from_spark_schema
 from floe.spark.write import ArrowWriteTask, cleanup_operation_files
 from floe.spec import properties as P
+from floe.spec.sort_order import UNSORTED_ORDER_ID
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider
 from floe.write.schema_check import check_write_schema
@@ -125,7 +126,7 @@ class IcebergWriter(DataSourceArrowWriter):
             locations=LocationProvider.for_table(table.location(), props), io_properties=dict(table.io.properties),
             table_name=table.name(), operation_id=self.operation_id,
             clustered=False,  # rows arrive in any order: fan out (module doc)
-            sort_order_id=None,  # rows are not sorted here: claiming the table's order would be false
+            sort_order_id=UNSORTED_ORDER_ID,  # the unsorted order, as Iceberg on Spark records on every data file
         )
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesMessage:

@@ -82,3 +82,19 @@ class SparkInspectTable:
     def partitions(self, snapshot_id: int | None = None) -> DataFrame:
         """The ``partitions`` metadata table as a DataFrame."""
         return self._frame("partitions", snapshot_id)
+
+    def all_files(self) -> DataFrame:
+        """The ``all_files`` metadata table as a DataFrame."""
+        return self._frame("all_files", None)
+
+    def all_delete_files(self) -> DataFrame:
+        """The ``all_delete_files`` metadata table as a DataFrame."""
+        return self._frame("all_delete_files", None)
+
+    def all_entries(self) -> DataFrame:
+        """The ``all_entries`` metadata table as a DataFrame."""
+        return self._frame("all_entries", None)
+
+    def position_deletes(self, snapshot_id: int | None = None) -> DataFrame:
+        """The ``position_deletes`` metadata table as a DataFrame."""
+        return self._frame("position_deletes", snapshot_id)

@@ -19,7 +19,7 @@ pyarrow/fastavro (floe.scan.arrow_read) and unioned in:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -40,6 +40,7 @@ from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark.configure import attach, session_config
+from floe.spark.metadata_columns import METADATA_COLUMNS, add_metadata_columns
 from floe.spark.scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
 from floe.spec.schema import Schema
 from floe.table.operations import ReadOnlyTableOperations
@@ -227,6 +228,7 @@ def read(
     end_snapshot_id: int | None = None,
     filter: BooleanExpression | str | None = None,
     columns: Sequence[str] | None = None,
+    metadata_columns: Collection[str] = (),
 ) -> DataFrame:
     """Read an Iceberg table into a native Spark DataFrame.
 
@@ -241,16 +243,23 @@ def read(
         end_snapshot_id: end of the incremental range (inclusive; default: current snapshot).
         filter: a filter expression or string (``"id > 5 and name = 'x'"``) used for pruning and applied.
         columns: the columns to return (default: all, in schema order).
+        metadata_columns: Iceberg metadata columns to add after them (``_file``, ``_pos``, ``_spec_id``,
+            ``_partition``; floe.spark.metadata_columns); they need Parquet data files.
 
     Returns:
-        A DataFrame whose columns are the (selected) table columns with Spark types.
+        A DataFrame whose columns are the (selected) table columns with Spark types, then the asked
+        metadata columns.
 
     Raises:
         NoSuchSnapshotError: the snapshot, ref or timestamp names no snapshot.
         UnsupportedError: the read needs a feature Floe does not support (an incremental range
             containing overwrites or deletes).
-        ValidationError: conflicting options or a filter that does not bind to the schema.
+        ValidationError: conflicting options, a filter that does not bind to the schema, or an unknown
+            metadata column.
     """
+    unknown = sorted(set(metadata_columns) - set(METADATA_COLUMNS))
+    if unknown:
+        raise ValidationError(f"Unknown metadata column(s) {', '.join(unknown)}; known: {', '.join(METADATA_COLUMNS)}")
     if spark.conf.get(_FIELD_ID_READ, "false") != "true":
         attach(spark)  # Floe's settings are required: ids decide which file column is which
     t = load_table(spark, table)
@@ -265,4 +274,9 @@ def read(
         filter=filter,
         columns=columns,
     )
-    return dataframe_for_scan(spark, scan)
+    if not metadata_columns:
+        return dataframe_for_scan(spark, scan)
+    tasks = list(scan.plan_files())
+    df = dataframe_for_scan(spark, scan, tasks, with_position=True)
+    names = [f.name for f in scan.projection().fields]
+    return add_metadata_columns(spark, scan.metadata, tasks, df, names, metadata_columns)

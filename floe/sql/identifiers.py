@@ -9,8 +9,9 @@ Resolution follows Spark with Iceberg's SparkCatalog:
 * a last part naming a metadata table (``history``, ``snapshots``, ``files`` ...) or a selector
   (``branch_<b>``, ``tag_<t>``, ``snapshot_id_<id>``, ``at_timestamp_<ms>``) applies to the table
   named by the parts before it, when there are at least two. ``db.history`` is ambiguous (table
-  ``history`` in ``db``, or the history of table ``db``): pass ``table_exists`` to prefer a real table;
-  without it the metadata reading wins, as in Iceberg's SparkCatalog when no such table exists.
+  ``history`` in ``db``, or the history of table ``db``): pass ``table_exists`` to prefer a real table
+  (and the plain reading when neither table exists, so ``CREATE TABLE db.refs`` creates it); without it
+  the metadata reading wins, as in Iceberg's SparkCatalog when no such table exists.
 * a single part containing ``/`` is a table location (path-based table).
 """
 
@@ -52,6 +53,7 @@ METADATA_TABLES: frozenset[str] = frozenset(
         "all_manifests",
         "all_entries",
         "position_deletes",
+        "changes",  # the change log (Spark rows, floe.spark.changelog), as Iceberg on Spark exposes it
     }
 )
 
@@ -150,18 +152,24 @@ def resolve_table(
     catalog, rest = _split_catalog(name, current_catalog, catalogs)
     if len(rest) >= 2 and (sel := _selector(rest[-1])) is not None:
         plain = _plain(catalog, rest, current_namespace)
-        if table_exists is None or not table_exists(plain.catalog, plain.namespace, plain.name):
-            base = _plain(catalog, rest[:-1], current_namespace)
-            if len(rest) == 2 and "/" in rest[0]:
-                base = ResolvedTable(catalog=catalog, namespace=(), name="", location=rest[0])
-            return ResolvedTable(
-                catalog=base.catalog,
-                namespace=base.namespace,
-                name=base.name,
-                location=base.location,
-                **sel,  # type: ignore[arg-type]
-            )
-        return plain
+        base = _plain(catalog, rest[:-1], current_namespace)
+        if len(rest) == 2 and "/" in rest[0]:
+            base = ResolvedTable(catalog=catalog, namespace=(), name="", location=rest[0])
+        if table_exists is not None and (
+            table_exists(plain.catalog, plain.namespace, plain.name)
+            or (base.location is None and not table_exists(base.catalog, base.namespace, base.name))
+        ):
+            # A real table of that name wins (Iceberg's SparkCatalog loads it first); when neither it nor
+            # the base table exists, the plain reading lets CREATE TABLE db.refs create it and a missing
+            # table be reported by the name as written.
+            return plain
+        return ResolvedTable(
+            catalog=base.catalog,
+            namespace=base.namespace,
+            name=base.name,
+            location=base.location,
+            **sel,  # type: ignore[arg-type]
+        )
     return _plain(catalog, rest, current_namespace)
 
 

@@ -42,7 +42,7 @@ class InspectTable:
         return metadata_tables.manifests(self._table, snapshot_id)
 
     def all_manifests(self, snapshot_id: int | None = None) -> pa.Table:
-        """The ``all_manifests`` metadata table (at ``snapshot_id``, default the current snapshot)."""
+        """The ``all_manifests`` metadata table: the manifests of every snapshot (``snapshot_id`` is refused)."""
         return metadata_tables.all_manifests(self._table, snapshot_id)
 
     def files(self, snapshot_id: int | None = None) -> pa.Table:
@@ -58,7 +58,11 @@ class InspectTable:
         return metadata_tables.delete_files(self._table, snapshot_id)
 
     def all_data_files(self, snapshot_id: int | None = None) -> pa.Table:
-        """The ``all_data_files`` metadata table (at ``snapshot_id``, default the current snapshot)."""
+        """The ``all_data_files`` metadata table: data files of every manifest of every snapshot.
+
+        Raises:
+            UnsupportedError: ``snapshot_id`` given (the ``all_`` tables span every snapshot, as in Java).
+        """
         return metadata_tables.all_data_files(self._table, snapshot_id)
 
     def entries(self, snapshot_id: int | None = None) -> pa.Table:
@@ -68,3 +72,19 @@ class InspectTable:
     def partitions(self, snapshot_id: int | None = None) -> pa.Table:
         """The ``partitions`` metadata table (at ``snapshot_id``, default the current snapshot)."""
         return metadata_tables.partitions(self._table, snapshot_id)
+
+    def all_files(self) -> pa.Table:
+        """The ``all_files`` metadata table: data and delete files of every manifest of every snapshot."""
+        return metadata_tables.all_files(self._table)
+
+    def all_delete_files(self) -> pa.Table:
+        """The ``all_delete_files`` metadata table: delete files of every manifest of every snapshot."""
+        return metadata_tables.all_delete_files(self._table)
+
+    def all_entries(self) -> pa.Table:
+        """The ``all_entries`` metadata table: every entry of every manifest of every snapshot."""
+        return metadata_tables.all_entries(self._table)
+
+    def position_deletes(self, snapshot_id: int | None = None) -> pa.Table:
+        """The ``position_deletes`` metadata table (at ``snapshot_id``, default the current snapshot)."""
+        return metadata_tables.position_deletes(self._table, snapshot_id)

@@ -53,6 +53,9 @@ class SummaryBuilder:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNT_KEYS, 0))
     partitions: set[tuple[int, tuple[object, ...]]] = field(default_factory=set)
     manifest_counts: dict[str, int] = field(default_factory=dict)
+    # Iceberg 1.10 writes manifests-created/kept/replaced only for rewrite_manifests (BaseRewriteManifests);
+    # its appends, overwrites and row deltas leave them out (they arrive in 1.11), so producers opt in.
+    with_manifest_counts: bool = False
 
     def _file(self, f: DataFile, added: bool) -> None:
         c = self.counts
@@ -84,14 +87,15 @@ class SummaryBuilder:
         parent: Snapshot | None,
         extra: Mapping[str, str] | None = None,
     ) -> Summary:
-        """The summary: user properties, then counts (non-zero only), partitions, manifests and totals."""
+        """The summary: user properties, then counts (non-zero only), partitions, manifests (when opted in) and totals."""
         out: dict[str, str] = dict(extra or {})
         for k in _COUNT_KEYS:
             if self.counts[k] > 0:
                 out[k] = str(self.counts[k])
         out["changed-partition-count"] = str(len(self.partitions))
-        for k, v in self.manifest_counts.items():
-            out[k] = str(v)
+        if self.with_manifest_counts:
+            for k, v in self.manifest_counts.items():
+                out[k] = str(v)
         previous = parent.summary if parent is not None and parent.summary is not None else None
         for total, plus, minus in TOTAL_KEYS:
             if parent is None:

@@ -111,13 +111,13 @@ def test_resolve_table_by_location_and_inline_catalog(tmp_path: Path) -> None:
         resolve_table({})
 
 
-def test_datasource_files_claim_no_sort_order_but_spark_write_path_does(spark: SparkSession, table: floe.Table) -> None:
-    # a Python data source cannot ask Spark to sort its input, so its files must not claim the table's order
+def test_written_files_record_the_unsorted_order_as_iceberg_java_does(spark: SparkSession, table: floe.Table) -> None:
+    # Iceberg Java's Spark writer records sort order 0 (unsorted) on every data file, sorted or not
     table.replace_sort_order().asc("id").commit()
     _df(spark, 0, 30).write.format("iceberg").mode("append").save(table.location())
     table.refresh()
-    assert {t.data_file.sort_order_id for t in table.scan().plan_files()} == {None}
+    assert {t.data_file.sort_order_id for t in table.scan().plan_files()} == {0}
     table.append(_df(spark, 100, 30))  # floe.spark.write sorts the rows (range distribution + local sort)
     added = {t.data_file.sort_order_id for t in table.scan(row_filter="id >= 100").plan_files()}
-    assert added == {table.sort_order().order_id}
+    assert added == {0}
     assert [r["id"] for r in _rows(table)] == [*range(30), *range(100, 130)]

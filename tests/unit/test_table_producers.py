@@ -63,7 +63,7 @@ def test_merge_append_merges_at_min_count(tmp_path, version: int) -> None:
     assert (m.added_files_count, m.existing_files_count) == (1, 2)
     assert live(t) == {"a", "b", "c"}
     s = t.current_snapshot().summary
-    assert s["manifests-created"] == "1" and s["manifests-replaced"] == "2"
+    assert "manifests-created" not in s  # Iceberg 1.10 writes manifest counts for rewrite_manifests only
     if version == 2:
         seqs = {e.data_file.file_path[-9:-8]: e.sequence_number for e in entries(t)}
         assert seqs == {"a": 1, "b": 2, "c": 3}  # existing entries keep their data sequence numbers
