@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test test-fast test-slow bench lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/floe demo
 
+# Everything but the slow tests (Iceberg Java interop, crash and cluster runs): under 15 minutes on 2 cores.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow" tests
+
+# No Spark at all: spec, metadata, catalogs, SQL parsing (about two minutes).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow" tests
+
+# Iceberg Java (jsql) interop and parity records, crash safety, local-cluster runs.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m slow tests
 
 lint: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[test,lint]"

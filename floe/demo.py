@@ -134,7 +134,7 @@ def _reset(session: SqlSession, catalog: str, printer: _Printer) -> None:
     setup = f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{NAMESPACE}"
     printer.statement(setup)
     session.execute(parse_statement(setup))
-    for _, table in session.sql(f"SHOW TABLES IN {catalog}.{NAMESPACE}")[-1].rows:
+    for _, table, _ in session.sql(f"SHOW TABLES IN {catalog}.{NAMESPACE}")[-1].rows:
         drop = f"DROP TABLE {catalog}.{NAMESPACE}.{table} PURGE"
         printer.statement(drop)
         printer.result(session.execute(parse_statement(drop)))

@@ -16,6 +16,7 @@ __all__ = [
     "NoSuchNamespaceError",
     "NoSuchSnapshotError",
     "NoSuchTableError",
+    "NoSuchViewError",
     "NotFoundError",
     "ParseError",
     "ReadError",
@@ -59,6 +60,10 @@ class NoSuchNamespaceError(NotFoundError):
 
 class NoSuchTableError(NotFoundError):
     """The table does not exist."""
+
+
+class NoSuchViewError(NotFoundError):
+    """The view does not exist."""
 
 
 class NoSuchSnapshotError(NotFoundError):

@@ -43,9 +43,14 @@ def _shared_dir() -> Path:
 
 # -- markers -------------------------------------------------------------------------------------
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``spark``: needs a SparkSession (Floe's or Iceberg Java's); ``slow``: runs Iceberg Java (jsql starts a
+    JVM per call), in ``make test-slow`` (CI runs it after ``make test``)."""
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "spark" in names or "jsql" in names:
             item.add_marker(pytest.mark.spark)
+        if "jsql" in names:
+            item.add_marker(pytest.mark.slow)
 
 
 # -- Spark ---------------------------------------------------------------------------------------

@@ -34,11 +34,13 @@ from floe.catalog.path_segments import check_identifier_segments, check_namespac
 from floe.catalog.sql_layout import (
     NAMESPACE_EXISTS_PROPERTY,
     TABLE_TYPE,
+    VIEW_TYPE,
     child_namespaces,
     like_prefix,
     no_such_namespace_message,
     no_such_table_message,
 )
+from floe.catalog.views import read_view_metadata, write_view_metadata
 from floe.errors import (
     CommitFailedError,
     CommitStateUnknownError,
@@ -46,11 +48,14 @@ from floe.errors import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
+    UnsupportedError,
     ValidationError,
 )
 from floe.io.locations import join
 from floe.spec.table_metadata import TableMetadata
+from floe.spec.view_metadata import ViewMetadata
 from floe.table.identifiers import (
     Identifier,
     IdentifierLike,
@@ -366,7 +371,7 @@ class SqlCatalog(Catalog):
         self._insert(ident, metadata_location)
         return Table(ident, metadata, metadata_location, self.table_operations(ident), catalog=self)
 
-    def _insert(self, identifier: Identifier, metadata_location: str) -> None:
+    def _insert(self, identifier: Identifier, metadata_location: str, *, iceberg_type: str = TABLE_TYPE) -> None:
         values: dict[str, Any] = {
             "catalog_name": self.name,
             "table_namespace": namespace_to_string(identifier[:-1]),
@@ -375,12 +380,108 @@ class SqlCatalog(Catalog):
             "previous_metadata_location": None,
         }
         if self._has_type:
-            values[layout.ICEBERG_TYPE] = TABLE_TYPE
+            values[layout.ICEBERG_TYPE] = iceberg_type
         try:
             with self.engine.begin() as conn:
                 conn.execute(sa.insert(self._tables).values(**values))
         except IntegrityError as e:
             raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(identifier)}") from e
+
+    # -- views (Java's V1 layout: rows with iceberg_type VIEW) -----------------------------------------------
+    def _require_view_layout(self) -> None:
+        if not self._has_type:
+            raise UnsupportedError(
+                f"Catalog {self.name} stores no views: its {layout.TABLES} table has no {layout.ICEBERG_TYPE} "
+                "column (Iceberg Java adds it with jdbc.schema-version=V1)"
+            )
+
+    def _view_location(self, identifier: Identifier) -> str | None:
+        if not self._has_type:
+            return None
+        t = self._tables
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(t.c.metadata_location).where(self._table_row(identifier), t.c.iceberg_type == VIEW_TYPE)
+            ).first()
+        return None if row is None else row[0]
+
+    def view_exists(self, identifier: IdentifierLike) -> bool:
+        return self._view_location(to_identifier(identifier)) is not None
+
+    def list_views(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = to_namespace(namespace)
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(ns)))
+        if not self._has_type:
+            return []
+        t = self._tables
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(t.c.table_name).where(
+                    t.c.catalog_name == self.name, t.c.table_namespace == namespace_to_string(ns),
+                    t.c.iceberg_type == VIEW_TYPE,
+                )
+            ).all()
+        return sorted(ns + (r[0],) for r in rows)
+
+    def load_view(self, identifier: IdentifierLike) -> tuple[ViewMetadata, str]:
+        """The view's current metadata and its file's location.
+
+        Raises:
+            NoSuchViewError: no such view.
+        """
+        ident = to_identifier(identifier)
+        location = self._view_location(ident)
+        if location is None:
+            raise NoSuchViewError(f"View not found: {self.name}.{identifier_to_string(ident)}")
+        return read_view_metadata(self.io(location), location), location
+
+    def create_view(self, identifier: IdentifierLike, metadata: ViewMetadata) -> str:
+        """Write the view's first metadata file and add it to the catalog; returns the file's location.
+
+        Raises:
+            TableAlreadyExistsError: a table or view has that name.
+            NoSuchNamespaceError: the namespace does not exist.
+        """
+        self._require_view_layout()
+        ident = to_identifier(identifier)
+        check_identifier_segments(ident, catalog=self.name)
+        self._check_namespace(ident[:-1])
+        if self._current_location(ident) is not None or self.view_exists(ident):
+            raise TableAlreadyExistsError(f"Table or view already exists: {identifier_to_string(ident)}")
+        location = write_view_metadata(self.io(metadata.location), metadata, None)
+        try:
+            self._insert(ident, location, iceberg_type=VIEW_TYPE)
+        except TableAlreadyExistsError:
+            self.io(location).delete(location)
+            raise
+        return location
+
+    def replace_view(self, identifier: IdentifierLike, base_location: str, metadata: ViewMetadata) -> str:
+        """Swap in a new metadata file of a view (compare-and-set on ``base_location``).
+
+        Raises:
+            CommitFailedError: the view changed since ``base_location`` was read (nothing is left behind).
+        """
+        ident = to_identifier(identifier)
+        location = write_view_metadata(self.io(metadata.location), metadata, base_location)
+        if not self._swap(ident, base_location, location):
+            self.io(location).delete(location)
+            raise CommitFailedError(f"View {identifier_to_string(ident)} changed concurrently; retry")
+        return location
+
+    def drop_view(self, identifier: IdentifierLike) -> None:
+        """Remove the view from the catalog (its metadata files stay, as Iceberg Java leaves them).
+
+        Raises:
+            NoSuchViewError: no such view.
+        """
+        ident = to_identifier(identifier)
+        t = self._tables
+        with self.engine.begin() as conn:
+            res = conn.execute(sa.delete(t).where(self._table_row(ident), t.c.iceberg_type == VIEW_TYPE))
+        if res.rowcount != 1:
+            raise NoSuchViewError(f"View not found: {self.name}.{identifier_to_string(ident)}")
 
     def _swap(self, identifier: Identifier, expected: str, new: str) -> bool:
         """Compare-and-set the metadata location; False when ``expected`` is no longer current."""

@@ -46,6 +46,7 @@ PROPERTY_VALUE = "property_value"
 # written when a namespace is created without properties (Java, PyIceberg)
 NAMESPACE_EXISTS_PROPERTY = "exists"
 TABLE_TYPE = "TABLE"  # iceberg_type of tables (views share the table when the column exists)
+VIEW_TYPE = "VIEW"
 NS_SEP = "."
 LIKE_ESCAPE = "!"
 

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ReadContext",
+    "deleted_positions_of",
     "fallback_field_ids",
     "name_mapping_of",
     "orc_schema_with_ids",
@@ -254,7 +255,7 @@ def position_delete_columns(table: pa.Table, *, location: str) -> tuple[pa.Chunk
     return table.column(path_i).cast(pa.string()), table.column(pos_i).cast(pa.int64())
 
 
-def _deleted_positions(ctx: ReadContext, task: FileScanTask) -> np.ndarray | None:
+def deleted_positions_of(ctx: ReadContext, task: FileScanTask) -> np.ndarray | None:
     """Positions deleted from the task's data file: rows of its position delete files whose ``file_path``
     is the data file's path as its manifest spells it (the spec's identity), or its deletion vector."""
     positions: list[np.ndarray] = []
@@ -355,7 +356,7 @@ def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
         if idx is not None:
             table = table.set_column(idx, table.schema.field(idx), arr)
     keep = np.ones(table.num_rows, dtype=bool)
-    deleted = _deleted_positions(ctx, task)
+    deleted = deleted_positions_of(ctx, task)
     if deleted is not None and len(deleted):
         if positions is None:
             valid = deleted[(deleted >= 0) & (deleted < table.num_rows)]

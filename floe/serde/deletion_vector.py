@@ -16,7 +16,7 @@ from pyroaring import BitMap64
 
 from floe.errors import InvalidMetadataError
 
-__all__ = ["DELETION_VECTOR_MAGIC", "DELETION_VECTOR_V1", "decode_deletion_vector"]
+__all__ = ["DELETION_VECTOR_MAGIC", "DELETION_VECTOR_V1", "decode_deletion_vector", "encode_deletion_vector"]
 
 DELETION_VECTOR_V1 = "deletion-vector-v1"
 DELETION_VECTOR_MAGIC = bytes((0xD1, 0xD3, 0x39, 0x64))
@@ -69,3 +69,16 @@ def decode_deletion_vector(blob: bytes | memoryview, *, source: str = "") -> np.
             f"Deletion vector{where} holds position {int(positions[-1])}, above 2^63 - 1"
         )
     return positions.astype(np.int64)
+
+
+def encode_deletion_vector(positions: np.ndarray) -> bytes:
+    """A ``deletion-vector-v1`` blob of the deleted row ``positions`` (non-negative, any order).
+
+    Raises:
+        ValueError: a negative position.
+    """
+    if positions.size and int(positions.min()) < 0:
+        raise ValueError("Deletion vector positions must be non-negative")
+    vector = BitMap64(positions.astype(np.uint64)).serialize()
+    body = DELETION_VECTOR_MAGIC + vector
+    return len(body).to_bytes(_LENGTH_SIZE, "big") + body + zlib.crc32(body).to_bytes(_CRC_SIZE, "big")

@@ -63,7 +63,6 @@ REQUIRED_SQL_CONF: dict[str, str] = {
 _LOCAL_DEFAULTS: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
-    "spark.default.parallelism": "4",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.host": "127.0.0.1",
@@ -146,7 +145,8 @@ def _drop_iceberg_extensions(settings: dict[str, str]) -> None:
 def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> SparkSession:
     """Make a session Floe's: required SQL settings (and ``conf``), worker interpreter, hooks (idempotent).
 
-    Static settings in ``conf`` (those Spark refuses to change at runtime) are skipped. Catalogs come
+    Settings in ``conf`` are set on the session (catalogs included); a static setting Spark cannot change
+    at runtime is refused unless the session already has that value. Catalogs come
     from the session's confs and Floe's configuration (:func:`session_config`), checked here so a
     catalog Floe cannot open fails now, naming its key.
 
@@ -154,16 +154,35 @@ def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> Spa
         The same session.
 
     Raises:
-        ValidationError: an Iceberg catalog conf Floe cannot honour (names the key), or Spark's Python
+        ValidationError: a static setting with another value than the session's, an Iceberg catalog conf
+            Floe cannot honour (names the key), or Spark's Python
             workers would run an interpreter without Floe that Floe cannot replace.
     """
-    for key, value in {**dict(conf or {}), **REQUIRED_SQL_CONF}.items():
+    _watch_runtime_conf()
+    wanted = {k: str(v) for k, v in dict(conf or {}).items()}
+    _drop_iceberg_extensions(wanted)  # Floe stands in for Iceberg's extensions (see session())
+    for key, value in wanted.items():
+        _set_runtime_conf(spark, key, value)
+    for key, value in REQUIRED_SQL_CONF.items():
         if spark.conf.isModifiable(key):
             spark.conf.set(key, value)
     session_config(spark)
     _use_driver_interpreter(spark)
     _on_session(spark)
     return spark
+
+
+def _set_runtime_conf(spark: SparkSession, key: str, value: str) -> None:
+    """Set ``key`` on the session; a static setting that already has ``value`` is left alone."""
+    try:
+        spark.conf.set(key, value)
+    except Exception as e:  # noqa: BLE001 - Spark refuses static (and some deprecated) settings at runtime
+        current = spark.conf.get(key, None)
+        if current != value:
+            raise ValidationError(
+                f"Cannot set {key}={value} on a running SparkSession (Spark keeps {current!r}): "
+                f"set it when the session is built ({str(e).splitlines()[0][:160]})"
+            ) from None
 
 
 # -- catalogs from the session ---------------------------------------------------------------------

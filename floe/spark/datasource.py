@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceReader
 
+from floe.errors import ValidationError
 from floe.spark.configure import register_session_hook, session_config
 from floe.spark.datasource_read import (
     SESSION_CATALOGS_OPTION,
@@ -76,16 +78,36 @@ class FloeDataSource(IcebergDataSource):
         return "floe"
 
 
+# Per SparkContext, the catalogs last registered by a session that could (what its children inherit).
+_REGISTERED: dict[int, str] = {}
+
+
 def register_data_source(spark: SparkSession) -> None:
     """Register the ``iceberg`` and ``floe`` formats on ``spark`` with its catalogs (again when they change)."""
     config = session_config(spark)
     carried = json.dumps({"catalogs": config.catalogs, "default": config.default_catalog}, sort_keys=True)
     if getattr(spark, "_floe_data_source_registered", None) == (carried, spark.sparkContext.pythonExec):
         return
+    context_key = id(spark.sparkContext)
+    inherited = False
     for base in (IcebergDataSource, FloeDataSource):
         # A class made here (not importable by name) is pickled by value, its catalogs included.
         session_class = type(f"_Session{base.__name__}", (base,), {"session_catalogs": carried})
-        spark.dataSource.register(session_class)
+        try:
+            spark.dataSource.register(session_class)
+        except AnalysisException as e:
+            # A session from newSession() inherits its parent's sources and may not replace them.
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+                raise
+            inherited = True
+            if _REGISTERED.get(context_key) != carried:
+                raise ValidationError(
+                    "this SparkSession (from newSession()) inherits Floe's 'iceberg' data source from its parent "
+                    "session with other catalogs, and Spark does not let it replace it: configure the catalogs "
+                    "before the parent session is attached, or give both sessions the same catalogs"
+                ) from None
+    if not inherited:
+        _REGISTERED[context_key] = carried
     if spark.conf.isModifiable(FILTER_PUSHDOWN_CONF):
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     spark._floe_data_source_registered = (carried, spark.sparkContext.pythonExec)  # type: ignore[attr-defined]

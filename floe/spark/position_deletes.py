@@ -30,6 +30,8 @@ from pyspark.sql import types as T
 
 from floe.errors import ValidationError
 from floe.io.locations import basename, is_local, join, to_local_path
+from floe.scan.arrow_read import ReadContext, deleted_positions_of, name_mapping_of
+from floe.scan.tasks import FileScanTask
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.types import FIELD_ID_METADATA_KEY
 from floe.spark.write import cleanup_operation_files
@@ -41,10 +43,15 @@ from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetSettings, data_file_from_footer
 
 if TYPE_CHECKING:
-    from floe.scan.tasks import FileScanTask
     from floe.table.table import Table
 
-__all__ = ["POSITION_DELETE_SCHEMA", "deleted_positions", "write_position_deletes"]
+__all__ = [
+    "POSITION_DELETE_SCHEMA",
+    "deleted_positions",
+    "per_file_granularity",
+    "with_replaced_deletes",
+    "write_position_deletes",
+]
 
 POSITION_DELETE_SCHEMA = Schema(
     NestedField(POSITION_DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
@@ -57,21 +64,32 @@ _STAGING_PREFIX = ".floe-staging-"  # the data writer's prefix: its cleanup know
 _METRICS = {P.METRICS_MODE_DEFAULT: "full"}
 
 
-def _groups(tasks: Sequence[FileScanTask]) -> list[tuple[int, tuple[Any, ...]]]:
-    return list(dict.fromkeys((t.data_file.spec_id, tuple(t.data_file.partition)) for t in tasks))
+def _group_key(f: DataFile, per_file: bool) -> tuple[Any, ...]:
+    return (f.spec_id, tuple(f.partition), f.file_path if per_file else None)
 
 
-def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask]) -> DataFrame:
+def _groups(tasks: Sequence[FileScanTask], per_file: bool) -> list[tuple[Any, ...]]:
+    return list(dict.fromkeys(_group_key(t.data_file, per_file) for t in tasks))
+
+
+def per_file_granularity(table: Table) -> bool:
+    """``write.delete.granularity``: ``file`` (Iceberg Java's default: one delete file per data file, which
+    readers can skip exactly and later changes replace) or ``partition``."""
+    value = str(table.properties.get(P.DELETE_GRANULARITY, P.DELETE_GRANULARITY_DEFAULT)).lower()
+    return value == "file"
+
+
+def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask], *, per_file: bool = False) -> DataFrame:
     """``(file_path, pos, group)`` of ``rows`` (read with ``with_position=True`` from ``tasks``).
 
     ``file_path`` is the manifest's path of the row's data file (what the read path returns); the group
-    indexes the (spec id, partition) pairs of the tasks in order of first appearance (what
-    :func:`write_position_deletes` expects).
+    indexes the (spec id, partition[, data file]) keys of the tasks in order of first appearance (what
+    :func:`write_position_deletes` with the same ``per_file`` expects).
     """
     spark = rows.sparkSession
-    index = {g: i for i, g in enumerate(_groups(tasks))}
+    index = {g: i for i, g in enumerate(_groups(tasks, per_file))}
     by_path = {t.data_file.file_path: t.data_file for t in tasks}
-    mapping = [(path, index[(f.spec_id, tuple(f.partition))]) for path, f in by_path.items()]
+    mapping = [(path, index[_group_key(f, per_file)]) for path, f in by_path.items()]
     schema = T.StructType([
         T.StructField("file_path", T.StringType(), False),
         T.StructField(_GROUP, T.IntegerType(), False),
@@ -88,7 +106,41 @@ def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask]) -> DataFra
     return keyed.join(files, F.col("_floe_rfile") == F.col("file_path")).select("file_path", "pos", _GROUP)
 
 
-def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[FileScanTask]) -> list[DataFile]:
+def with_replaced_deletes(
+    table: Table, positions: DataFrame, tasks: Sequence[FileScanTask]
+) -> tuple[DataFrame, list[DataFile]]:
+    """``positions`` plus the rows of the file-scoped delete files of the data files they delete from, and
+    those delete files: the new per-file delete file replaces them (as Iceberg Java maintains them), so a
+    data file keeps one position delete file however often it is changed."""
+    touched = {r[0] for r in positions.select("file_path").distinct().collect()}
+    ctx = ReadContext(
+        io=table.io, table_schema=table.schema(), projection=table.schema(),
+        name_mapping=name_mapping_of(dict(table.properties), table.schema()), location_of=lambda p: p,
+    )
+    replaced: dict[str, DataFile] = {}
+    earlier: list[tuple[str, int, int]] = []
+    index = {g: i for i, g in enumerate(_groups(tasks, True))}
+    for t in tasks:
+        path = t.data_file.file_path
+        scoped = [e for e in t.deletes if e.data_file.content == FileContent.POSITION_DELETES
+                  and e.data_file.referenced_data_file == path]
+        if path not in touched or not scoped:
+            continue
+        only = FileScanTask(t.data_file, t.data_sequence_number, tuple(scoped))
+        group = index[_group_key(t.data_file, True)]
+        found = deleted_positions_of(ctx, only)
+        earlier += [(path, int(p), group) for p in (found if found is not None else ())]
+        for e in scoped:
+            replaced.setdefault(e.data_file.file_key, e.data_file)
+    if not earlier:
+        return positions, []
+    previous = positions.sparkSession.createDataFrame(earlier, positions.schema)
+    return positions.unionByName(previous).dropDuplicates(["file_path", "pos"]), list(replaced.values())
+
+
+def write_position_deletes(
+    table: Table, positions: DataFrame, tasks: Sequence[FileScanTask], *, per_file: bool = False
+) -> list[DataFile]:
     """Write ``positions`` (from :func:`deleted_positions` over ``tasks``) as position delete files; commit nothing.
 
     Returns:
@@ -99,7 +151,7 @@ def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[F
         ValidationError: ``positions`` has nullable columns (not from :func:`deleted_positions`). On any
             error every file created is deleted.
     """
-    groups = _groups(tasks)
+    groups = _groups(tasks, per_file)
     props = dict(table.properties)
     settings = ParquetSettings.from_properties(props)
     locations = LocationProvider.for_table(table.location(), props)
@@ -135,7 +187,7 @@ def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[F
 
         def describe(entry: Any) -> DataFile:
             group = int(entry.location[len(staging) + 1 :].split("/", 1)[0].split("=", 1)[1])
-            spec_id, partition = groups[group]
+            spec_id, partition, _ = groups[group]
             fs, path = table.io.resolve(entry.location)
             with fs.open_input_file(path) as fh:
                 md = pq.ParquetFile(fh).metadata
@@ -146,7 +198,11 @@ def write_position_deletes(table: Table, positions: DataFrame, tasks: Sequence[F
             lower = (f.lower_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
             upper = (f.upper_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
             single = lower.decode("utf-8") if lower is not None and lower == upper else None
-            return f.with_changes(content=FileContent.POSITION_DELETES, referenced_data_file=single, split_offsets=None)
+            # As Iceberg Java: column sizes and bounds only (counts say nothing a reader of deletes uses)
+            return f.with_changes(
+                content=FileContent.POSITION_DELETES, referenced_data_file=single, split_offsets=None,
+                value_counts=None, null_value_counts=None, nan_value_counts=None,
+            )
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             described = list(pool.map(describe, entries))

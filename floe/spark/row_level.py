@@ -19,22 +19,30 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from floe.errors import ParseError, UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.metrics_evaluator import StrictMetricsEvaluator
 from floe.expressions.parser import parse_filter
+from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark.configure import session
-from floe.spark.position_deletes import deleted_positions, write_position_deletes
+from floe.spark.deletion_vectors import write_deletion_vectors
+from floe.spark.position_deletes import (
+    deleted_positions,
+    per_file_granularity,
+    with_replaced_deletes,
+    write_position_deletes,
+)
 from floe.spark.read import dataframe_for_scan
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.types import to_spark_schema, to_spark_type
 from floe.spark.write import write_files
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileFormat
+from floe.spec.types import NestedField, StructType
 from floe.table.row_changes import Clause as RowClause
 from floe.table.row_changes import UpsertResult
 from floe.table.table import Table
@@ -107,9 +115,11 @@ def pruning_filter(condition: str | None) -> BooleanExpression | None:
         return None
 
 
-def plan_candidates(table: Table, expr: BooleanExpression | None) -> tuple[int | None, list[FileScanTask]]:
-    """The current snapshot id and the data files that may hold matching rows."""
-    snap = table.metadata.current_snapshot()
+def plan_candidates(
+    table: Table, expr: BooleanExpression | None, branch: str | None = None
+) -> tuple[int | None, list[FileScanTask]]:
+    """The head snapshot id of ``branch`` (default main) and the data files that may hold matching rows."""
+    snap = table.metadata.snapshot_by_name(branch) if branch is not None else table.metadata.current_snapshot()
     if snap is None:
         return None, []
     # Spark resolves column names case-insensitively; so does the pruning filter
@@ -137,11 +147,12 @@ def rewrite_commit(
     new_rows: DataFrame | None,
     expr: BooleanExpression | None,
     snapshot_properties: Mapping[str, str],
+    branch: str | None = None,
 ) -> None:
     """Copy-on-write: swap ``removed`` files for files holding ``new_rows``, validated since ``snapshot_id``."""
     added = write_files(table, new_rows) if new_rows is not None else []
     with deleted_on_failure(table.io, added):
-        op = table.new_overwrite()
+        op = table.new_overwrite(branch=branch)
         op.case_sensitive(False)
         for t in removed:
             op.delete_file(t.data_file)
@@ -165,23 +176,39 @@ def row_delta_commit(
     dropped: Sequence[FileScanTask] = (),
     expr: BooleanExpression | None,
     snapshot_properties: Mapping[str, str],
+    branch: str | None = None,
 ) -> None:
     """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
     files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
     """
     written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
+    replaced: list[DataFile] = []
     with deleted_on_failure(table.io, written):
         if deleted_rows is not None:
-            written += write_position_deletes(table, deleted_positions(deleted_rows, tasks), tasks)
+            per_file = per_file_granularity(table)
+            positions = deleted_positions(deleted_rows, tasks, per_file=per_file)
+            if table.format_version >= 3:  # v3: deletion vectors, never new position delete files
+                vectors = write_deletion_vectors(table, positions, tasks)
+                written += vectors.added
+                replaced = vectors.replaced
+            else:
+                if per_file:
+                    positions, replaced = with_replaced_deletes(table, positions, tasks)
+                written += write_position_deletes(table, positions, tasks, per_file=per_file)
         deletes = list(written)
         rows = write_files(table, new_rows) if new_rows is not None else []
         written += rows
         if not written and not dropped:
             return  # no row matched: nothing to commit
-        op = table.new_row_delta()
+        op = table.new_row_delta(branch=branch)
         op.case_sensitive(False)
         for t in dropped:
             op.remove_deletes(t.data_file)  # removes any live file by path: here whole data files
+            for f in _file_scoped_deletes(t):
+                if f.file_key not in {r.file_key for r in replaced}:
+                    op.remove_deletes(f)
+        for f in replaced:
+            op.remove_deletes(f)  # merged into the new deletion vectors
         for f in deletes:
             op.add_deletes(f)
         for f in rows:
@@ -197,6 +224,12 @@ def row_delta_commit(
         for k, v in snapshot_properties.items():
             op.set(k, v)
         op.commit()
+
+
+def _file_scoped_deletes(task: FileScanTask) -> list[DataFile]:
+    """The delete files (and deletion vectors) that name only the task's data file."""
+    path = task.data_file.file_path
+    return [e.data_file for e in task.deletes if e.data_file.referenced_data_file == path]
 
 
 def _spark_properties(spark: SparkSession) -> dict[str, str]:
@@ -215,8 +248,13 @@ def delete_rows(
     spark: Callable[[], SparkSession],
     snapshot_properties: Mapping[str, str] | None = None,
     what: str = "DELETE",
+    target_alias: str | None = None,
+    branch: str | None = None,
 ) -> bool:
     """Delete the rows matching ``condition`` (Spark SQL; None: every row). Returns whether anything changed.
+
+    ``target_alias`` names the table's rows for subqueries in the condition that refer to them; ``branch``
+    is the branch changed (default main).
 
     Files whose every row matches are dropped from metadata without starting Spark (``spark`` is called
     only when rows must be read); the others are rewritten (copy-on-write) or get position deletes
@@ -227,17 +265,19 @@ def delete_rows(
     """
     mor = merge_on_read(table, P.DELETE_MODE, what)
     expr = pruning_filter(condition)
-    snapshot_id, tasks = plan_candidates(table, expr)
+    snapshot_id, tasks = plan_candidates(table, expr, branch)
     if not tasks:
         return False
     whole = [t for t in tasks if _whole_file_matches(table, t, expr)]
     partial = [t for t in tasks if t not in whole]
     if not partial:
         props = dict(snapshot_properties or {})
-        op = table.new_delete()
+        op = table.new_delete(branch=branch)
         op.case_sensitive(False)
         for t in whole:
             op.delete_file(t.data_file)
+            for f in _file_scoped_deletes(t):  # they would name a file no longer live (as Java drops them)
+                op.delete_file(f)
         op.validate_from_snapshot(snapshot_id)
         if expr is not None:
             op.conflict_detection_filter(expr).validate_no_conflicting_data()
@@ -250,15 +290,62 @@ def delete_rows(
     props = {**_spark_properties(session), **(snapshot_properties or {})}
     scan = table.scan(snapshot_id=snapshot_id)
     if mor:
-        rows = dataframe_for_scan(session, scan, partial, with_position=True)
+        rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=True), target_alias)
         matched = rows.where(f"({condition})")  # NULL drops the row either way; no coalesce keeps pushdown
         row_delta_commit(table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=matched, new_rows=None,
-                          dropped=whole, expr=expr, snapshot_properties=props)
+                          dropped=whole, expr=expr, snapshot_properties=props, branch=branch)
         return True
-    keep = dataframe_for_scan(session, scan, partial).where(f"NOT coalesce(({condition}), false)")
+    # Iceberg Java commits the copy-on-write overwrite even when no candidate file holds a match
+    partial = _files_with_matches(session, scan, partial, condition, target_alias)
+    keep = None
+    if partial:
+        positioned = all(_natively_positioned(t) for t in partial)
+        rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=positioned), target_alias)
+        rows = _clustered_by_file(table, rows.where(f"NOT coalesce(({condition}), false)"), P.DELETE_DISTRIBUTION_MODE)
+        keep = rows.select(*(F.col(quoted(f.name)) for f in table.schema().fields))
     rewrite_commit(table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr,
-                    snapshot_properties=props)
+                    snapshot_properties=props, branch=branch)
     return True
+
+
+def _files_with_matches(
+    session: SparkSession, scan: TableScan, tasks: Sequence[FileScanTask], condition: str, alias: str | None
+) -> list[FileScanTask]:
+    """The tasks whose file holds a row matching ``condition``: copy-on-write rewrites only those files, as
+    Iceberg Java does (one filtering pass over the candidates; all of them when files lack row positions)."""
+    if not tasks or not all(_natively_positioned(t) for t in tasks):
+        return list(tasks)
+    rows = _aliased(dataframe_for_scan(session, scan, list(tasks), with_position=True), alias)
+    paths = {r[0] for r in rows.where(f"({condition})").select(ROW_FILE_COLUMN).distinct().collect()}
+    return [t for t in tasks if t.data_file.file_path in paths]
+
+
+def _clustered_by_file(table: Table, rows: DataFrame, mode_property: str) -> DataFrame:
+    """Rows of a copy-on-write rewrite clustered by the file they come from (``ROW_FILE_COLUMN``), as Iceberg
+    Java's default ``hash`` distribution for DELETE/UPDATE/MERGE does: each rewritten file's rows are
+    written by one task, so a rewrite does not scatter one file into many small ones. ``none`` skips it."""
+    mode = str(table.properties.get(mode_property, "hash")).lower()
+    if mode == "none" or ROW_FILE_COLUMN not in rows.columns:
+        return rows
+    if mode == "range":
+        return rows.repartitionByRange(F.col(ROW_FILE_COLUMN))
+    return rows.repartition(F.col(ROW_FILE_COLUMN))
+
+
+def _aliased(rows: DataFrame, alias: str | None) -> DataFrame:
+    return rows.alias(alias) if alias else rows
+
+
+def _nested_field(column: NestedField, path: Sequence[str], table: Table, what: str) -> NestedField:
+    """The struct field at ``path`` under ``column`` (case-insensitive, as Spark resolves it)."""
+    current = column
+    for part in path:
+        fields = current.field_type.fields if isinstance(current.field_type, StructType) else ()
+        found = next((f for f in fields if f.name.lower() == part.lower()), None)
+        if found is None:
+            raise ValidationError(f"{what}: table {table.name()} has no field {'.'.join([column.name, *path])!r}")
+        current = found
+    return current
 
 
 # -- UPDATE -----------------------------------------------------------------------------------------------
@@ -270,47 +357,73 @@ def update_rows(
     spark: SparkSession,
     snapshot_properties: Mapping[str, str] | None = None,
     what: str = "UPDATE",
+    target_alias: str | None = None,
+    branch: str | None = None,
 ) -> bool:
     """Set columns (name -> Spark SQL value) on the rows matching ``condition``; returns whether any file changed.
 
+    A dotted name sets a struct field (``loc.lat``); ``target_alias`` names the table's rows for
+    subqueries that refer to them.
+
     Raises:
-        ValidationError: an unknown column, or an unknown/impossible ``write.update.mode``.
+        ValidationError: an unknown column or field, or an unknown/impossible ``write.update.mode``.
     """
     mor = merge_on_read(table, P.UPDATE_MODE, what)
     schema = table.schema()
     by_name = {f.name.lower(): f for f in schema.fields}
-    sets: dict[str, str] = {}
+    sets: dict[str, Column] = {}
     for name, value in assignments.items():
-        target = by_name.get(name.lower())
+        top, _, path = name.partition(".")
+        target = by_name.get(top.lower())
         if target is None:
-            raise ValidationError(f"{what}: table {table.name()} has no column {name!r}")
+            raise ValidationError(f"{what}: table {table.name()} has no column {top!r}")
+        if path:
+            field_names = path.split(".")
+            nested = _nested_field(target, field_names, table, what)
+            base = sets.get(target.name, F.col(quoted(target.name)))
+            new = F.expr(value).cast(to_spark_type(nested.field_type))
+            sets[target.name] = base.withField(".".join(quoted(p) for p in field_names), new)
+            continue
         if target.name in sets:
             raise ValidationError(f"{what}: column {target.name!r} is assigned twice")
-        sets[target.name] = value
+        sets[target.name] = F.expr(value)
     cond = condition if condition is not None else "true"
     expr = pruning_filter(condition)
-    snapshot_id, tasks = plan_candidates(table, expr)
+    snapshot_id, tasks = plan_candidates(table, expr, branch)
     if not tasks:
         return False
     props = {**_spark_properties(spark), **(snapshot_properties or {})}
-    rows = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=mor)
+    scan = table.scan(snapshot_id=snapshot_id)
+    if not mor:
+        tasks = _files_with_matches(spark, scan, tasks, cond, target_alias)
+        if not tasks:  # as Iceberg Java: the copy-on-write overwrite commits, with nothing to swap
+            rewrite_commit(table, snapshot_id=snapshot_id, removed=[], new_rows=None, expr=expr,
+                           snapshot_properties=props, branch=branch)
+            return True
+    positioned = mor or all(_natively_positioned(t) for t in tasks)
+    rows = _aliased(dataframe_for_scan(spark, scan, tasks, with_position=positioned), target_alias)
     matched = F.coalesce(F.expr(f"({cond})"), F.lit(False))
     if mor:
         rows = rows.where(F.expr(f"({cond})"))  # only matching rows; a bare condition is pushed down
     cols = []
     for f in schema.fields:
         if f.name in sets:
-            new = F.expr(sets[f.name]).cast(to_spark_type(f.field_type))
+            new = sets[f.name].cast(to_spark_type(f.field_type))
             cols.append(F.when(matched, new).otherwise(F.col(quoted(f.name))).alias(f.name))
         else:
             cols.append(F.col(quoted(f.name)))
-    updated = rows.select(*cols)
+    if mor:
+        updated = rows.select(*cols)
+    else:
+        file_col = [F.col(ROW_FILE_COLUMN)] if positioned else []
+        clustered = _clustered_by_file(table, rows.select(*cols, *file_col), P.UPDATE_DISTRIBUTION_MODE)
+        updated = clustered.select(*(F.col(quoted(f.name)) for f in schema.fields))
     if mor:
         row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=rows, new_rows=updated,
-                          expr=expr, snapshot_properties=props)
+                          expr=expr, snapshot_properties=props, branch=branch)
     else:
         rewrite_commit(table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr,
-                        snapshot_properties=props)
+                        snapshot_properties=props, branch=branch)
     return True
 
 
@@ -325,6 +438,7 @@ def merge_into(
     source_alias: str = "s",
     snapshot_properties: Mapping[str, str] | None = None,
     what: str = "MERGE",
+    branch: str | None = None,
 ) -> bool:
     """``MERGE INTO table t USING source s ON on WHEN ...``; returns whether anything was committed.
 
@@ -343,7 +457,7 @@ def merge_into(
     spark = source.sparkSession
     insert_only = all(cl.match == "not_matched" for cl in clauses)
     by_source = any(cl.match == "not_matched_by_source" for cl in clauses)
-    snapshot_id, tasks = plan_candidates(table, AlwaysTrue())
+    snapshot_id, tasks = plan_candidates(table, AlwaysTrue(), branch)
     # Row files and positions come from Parquet data files read natively; other layouts are rewritten whole.
     positioned = all(_natively_positioned(task) for task in tasks)
     if mor and not positioned:
@@ -395,7 +509,10 @@ def merge_into(
         updated = f"{t_in} AND {among(by_action['update'])}"
         join_kind = "FULL OUTER" if by_source or not insert_only else "RIGHT OUTER"
         join = f"{quoted(tv)} AS {quoted(t)} {join_kind} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
-        if any(cl.match == "matched" for cl in clauses):
+        matched = [cl for cl in clauses if cl.match == "matched"]
+        # As Spark: one unconditional matched DELETE cannot be ambiguous, so several matches are allowed.
+        only_delete = len(matched) == 1 and matched[0].action == "delete" and matched[0].condition is None
+        if matched and not only_delete:
             dup = spark.sql(
                 f"SELECT {quoted(t)}.{_TID} FROM {quoted(tv)} AS {quoted(t)} JOIN {quoted(sv)} AS {quoted(s)} ON {on} "
                 f"GROUP BY {quoted(t)}.{_TID} HAVING count(*) > 1 LIMIT 1"
@@ -403,9 +520,9 @@ def merge_into(
             if dup:
                 raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
         if insert_only:
-            before = table.metadata.current_snapshot_id
+            before = len(table.metadata.snapshots)
             rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE {added}")
-            return table.append(rows, snapshot_properties=props).metadata.current_snapshot_id != before
+            return len(table.append(rows, snapshot_properties=props, branch=branch).metadata.snapshots) != before
         if positioned:
             # The files holding a target row some clause changes: only they are rewritten or get deletes.
             touched_paths = {r[0] for r in spark.sql(
@@ -419,16 +536,19 @@ def merge_into(
         if mor:
             rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({updated}) OR ({added})")
             gone = spark.sql(
-                f"SELECT {quoted(t)}.{ROW_FILE_COLUMN}, {quoted(t)}.{ROW_POS_COLUMN} FROM {join} WHERE {changed}"
+                f"SELECT DISTINCT {quoted(t)}.{ROW_FILE_COLUMN}, {quoted(t)}.{ROW_POS_COLUMN} FROM {join} "
+                f"WHERE {changed}"
             ) if touched else None
-            before = table.metadata.current_snapshot_id
+            before = len(table.metadata.snapshots)
             row_delta_commit(table, snapshot_id=snapshot_id, tasks=touched, deleted_rows=gone, new_rows=rows,
-                              expr=AlwaysTrue(), snapshot_properties=props)
-            return table.refresh().metadata.current_snapshot_id != before
+                              expr=AlwaysTrue(), snapshot_properties=props, branch=branch)
+            return len(table.refresh().metadata.snapshots) != before
         kept = f"{t_in} AND {in_touched} AND NOT {among(by_action['delete'])}"
-        rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({kept}) OR ({added})")
+        rows = spark.sql(f"SELECT {', '.join(cols)}, {quoted(t)}.{ROW_FILE_COLUMN} FROM {join} "
+                         f"WHERE ({kept}) OR ({added})")
+        rows = _clustered_by_file(table, rows, P.MERGE_DISTRIBUTION_MODE).drop(ROW_FILE_COLUMN)
         rewrite_commit(table, snapshot_id=snapshot_id, removed=touched, new_rows=rows, expr=AlwaysTrue(),
-                        snapshot_properties=props)
+                        snapshot_properties=props, branch=branch)
         return True
     finally:
         spark.catalog.dropTempView(tv)

@@ -62,7 +62,7 @@ from floe.spec import properties as P
 from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema, walk_fields
-from floe.spec.sort_order import NullOrder, SortDirection, SortOrder
+from floe.spec.sort_order import UNSORTED_ORDER_ID, NullOrder, SortDirection, SortOrder
 from floe.spec.types import DoubleType, FixedType, FloatType, ListType, MapType, StructType, UUIDType
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider, data_file_name
@@ -92,6 +92,8 @@ _SPARK_CODECS = {"none": "uncompressed", "uncompressed": "uncompressed"}
 # cached checksumming instance whatever fs.file.impl says.
 _RAW_LOCAL_FS = {"fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem", "fs.file.impl.disable.cache": "true"}
 TARGET_FILE_SIZE_OPTION = "target-file-size-bytes"  # Iceberg's Spark write option of the same name
+# Java's SparkWriteOptions name: false keeps the caller's row order (rewrite_data_files sorts itself).
+USE_TABLE_ORDERING_OPTION = "use-table-distribution-and-ordering"
 
 
 def required_null_marker() -> str:
@@ -213,6 +215,14 @@ def distribution_mode(table: Table, options: Mapping[str, str]) -> str:
     return "hash" if table.spec().is_partitioned else "none"
 
 
+def _ordering(table: Table, schema: Schema, options: Mapping[str, str]) -> tuple[list[Column], str]:
+    """The table's sort and distribution mode; neither when the caller ordered the rows (compaction)."""
+    if options.get(USE_TABLE_ORDERING_OPTION, "true").strip().lower() == "false":
+        return [], "none"
+    order = table.sort_order()
+    return (_sort_exprs(order, schema) if order.is_sorted else []), distribution_mode(table, options)
+
+
 def _distribute(df: DataFrame, keys: list[Column], sort: list[Column], mode: str) -> tuple[DataFrame, bool]:
     """Shuffle and sort per the distribution mode; returns the frame and whether tasks see sorted keys."""
     if mode == "hash" and keys:
@@ -319,9 +329,8 @@ def _write_native(
     hidden = hidden_partition_columns(spec, schema) if spec.is_partitioned else []
     names = [n for n, _ in hidden]
     out = df.select("*", *[c.alias(n) for n, c in hidden]) if hidden else df
-    order = table.sort_order()
-    sort = _sort_exprs(order, schema) if order.is_sorted else []
-    out, _ = _distribute(out, [F.col(n) for n in names], sort, distribution_mode(table, options))
+    sort, mode = _ordering(table, schema, options)
+    out, _ = _distribute(out, [F.col(n) for n in names], sort, mode)
     staging = join(locations.data_dir, f"{_STAGING_PREFIX}{op_id}")
     created.append(staging)
     codec = _SPARK_CODECS.get(settings.compression, settings.compression)
@@ -347,7 +356,9 @@ def _write_native(
     ]
     entries.sort(key=lambda e: e.location)
     created.extend(e.location for e in entries)
-    sort_order_id = order.order_id if order.is_sorted else None
+    # Iceberg on Spark records the unsorted order (0) on every data file it writes, sorted table or not
+    # (SparkWrite never sets a data sort order, so DataFiles.Builder keeps its default, 0).
+    sort_order_id = UNSORTED_ORDER_ID
 
     def describe(entry: Any) -> DataFile:
         fs, path = table.io.resolve(entry.location)
@@ -432,14 +443,13 @@ def _write_arrow_path(
 ) -> list[DataFile]:
     keys = [transform_column(pf.transform, schema.find_type(pf.source_id), source_column(schema, pf.source_id))
             for pf in spec.fields if not pf.transform.is_void]
-    order = table.sort_order()
-    sort = _sort_exprs(order, schema) if order.is_sorted else []
-    out, clustered = _distribute(df, keys, sort, distribution_mode(table, options))
+    sort, mode = _ordering(table, schema, options)
+    out, clustered = _distribute(df, keys, sort, mode)
     task = ArrowWriteTask(
         schema=schema, spec=spec, properties=props,
         locations=LocationProvider.for_table(table.location(), props), io_properties=dict(table.io.properties),
         table_name=table.name(), operation_id=op_id, clustered=clustered,
-        sort_order_id=order.order_id if order.is_sorted else None,
+        sort_order_id=UNSORTED_ORDER_ID,  # as Iceberg on Spark records (see _write_native)
     )
     rows = out.mapInArrow(task, "files binary").collect()
     return [f for r in rows for f in pickle.loads(r["files"])]
@@ -535,7 +545,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
         table: the target table (not modified).
         df: the rows.
         options: ``distribution-mode`` (none|hash|range), ``write-path`` (native|arrow),
-            ``target-file-size-bytes`` (overrides ``write.target-file-size-bytes``, e.g. for compaction).
+            ``target-file-size-bytes`` (overrides ``write.target-file-size-bytes``, e.g. for compaction),
+            ``use-table-distribution-and-ordering`` (false: write ``df``'s rows in their order, no shuffle).
 
     Returns:
         The new data files (none for an empty ``df``).

@@ -136,6 +136,14 @@ class DataFile:
         return decode_bounds(self.upper_bounds, schema)
 
     @property
+    def file_key(self) -> str:
+        """What identifies this content file among live entries: its path, plus the blob offset for a
+        deletion vector (one Puffin file holds the vectors of many data files)."""
+        if self.file_format == FileFormat.PUFFIN and self.content_offset is not None:
+            return f"{self.file_path}#{self.content_offset}"
+        return self.file_path
+
+    @property
     def is_delete(self) -> bool:
         return self.content != FileContent.DATA
 

@@ -30,6 +30,9 @@ __all__ = [
     "DEFAULT_FILE_FORMAT_DEFAULT",
     "DEFAULT_FORMAT_VERSION",
     "DELETE_DEFAULT_FILE_FORMAT",
+    "DELETE_DISTRIBUTION_MODE",
+    "DELETE_GRANULARITY",
+    "DELETE_GRANULARITY_DEFAULT",
     "DELETE_ISOLATION_LEVEL",
     "DELETE_MODE",
     "DELETE_TARGET_FILE_SIZE_BYTES",
@@ -51,6 +54,7 @@ __all__ = [
     # snapshot expiry / gc
     "MAX_SNAPSHOT_AGE_MS",
     "MAX_SNAPSHOT_AGE_MS_DEFAULT",
+    "MERGE_DISTRIBUTION_MODE",
     "MERGE_ISOLATION_LEVEL",
     "MERGE_MODE",
     "MERGE_ON_READ",
@@ -93,6 +97,7 @@ __all__ = [
     "SPLIT_SIZE",
     "SPLIT_SIZE_DEFAULT",
     "SUPPORTED_FORMAT_VERSIONS",
+    "UPDATE_DISTRIBUTION_MODE",
     "UPDATE_ISOLATION_LEVEL",
     "UPDATE_MODE",
     "UUID",
@@ -167,6 +172,10 @@ METRICS_MAX_INFERRED_COLUMN_DEFAULTS = "write.metadata.metrics.max-inferred-colu
 METRICS_MAX_INFERRED_COLUMN_DEFAULTS_DEFAULT = 100
 WRITE_DISTRIBUTION_MODE = "write.distribution-mode"
 WRITE_DISTRIBUTION_MODE_DEFAULT = "hash"  # Java's default for partitioned tables: none | hash | range
+# Row-level rewrites (copy-on-write DELETE/UPDATE/MERGE): hash (default) keeps each rewritten file's rows together
+DELETE_DISTRIBUTION_MODE = "write.delete.distribution-mode"
+UPDATE_DISTRIBUTION_MODE = "write.update.distribution-mode"
+MERGE_DISTRIBUTION_MODE = "write.merge.distribution-mode"
 OBJECT_STORE_ENABLED = "write.object-storage.enabled"
 OBJECT_STORE_ENABLED_DEFAULT = False
 WRITE_PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
@@ -175,6 +184,8 @@ WRITE_DATA_LOCATION = "write.data.path"
 WRITE_METADATA_LOCATION = "write.metadata.path"
 WRITE_FOLDER_STORAGE_LOCATION = "write.folder-storage.path"  # deprecated alias of write.data.path
 DELETE_MODE = "write.delete.mode"
+DELETE_GRANULARITY = "write.delete.granularity"  # position deletes per data file (file) or per partition
+DELETE_GRANULARITY_DEFAULT = "file"
 UPDATE_MODE = "write.update.mode"
 MERGE_MODE = "write.merge.mode"
 COPY_ON_WRITE = "copy-on-write"
@@ -246,6 +257,10 @@ _CHOICES = {
     UPDATE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
     MERGE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
     WRITE_DISTRIBUTION_MODE: ("none", "hash", "range"),
+    DELETE_DISTRIBUTION_MODE: ("none", "hash", "range"),
+    DELETE_GRANULARITY: ("file", "partition"),
+    UPDATE_DISTRIBUTION_MODE: ("none", "hash", "range"),
+    MERGE_DISTRIBUTION_MODE: ("none", "hash", "range"),
     DELETE_ISOLATION_LEVEL: ("serializable", "snapshot"),
     UPDATE_ISOLATION_LEVEL: ("serializable", "snapshot"),
     MERGE_ISOLATION_LEVEL: ("serializable", "snapshot"),

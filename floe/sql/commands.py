@@ -55,6 +55,7 @@ __all__ = [
     "RenameColumn",
     "RenameTable",
     "ReplacePartitionField",
+    "ResetConf",
     "Select",
     "SetConf",
     "SetIdentifierFields",
@@ -248,6 +249,82 @@ class SetConf(Statement):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AlterNamespaceProperties(Statement):
+    """``ALTER NAMESPACE ns SET (DBPROPERTIES|PROPERTIES) (...)`` / ``UNSET PROPERTIES (...)``."""
+
+    namespace: Name
+    updates: dict[str, str] = field(default_factory=dict)
+    removals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeNamespace(Statement):
+    """``DESCRIBE NAMESPACE [EXTENDED] ns``."""
+
+    namespace: Name
+    extended: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ViewColumn:
+    """A column of ``CREATE VIEW v (name [COMMENT '...'], ...)``."""
+
+    name: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateView(Statement):
+    """``CREATE [OR REPLACE] [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] [COMMENT] [TBLPROPERTIES] AS query``.
+
+    ``query_text`` is the query as the user typed it (what an Iceberg view stores).
+    """
+
+    name: Name
+    select: Select
+    query_text: str
+    columns: tuple[ViewColumn, ...] = ()
+    comment: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    replace: bool = False
+    if_not_exists: bool = False
+    temporary: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropView(Statement):
+    name: Name
+    if_exists: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterViewProperties(Statement):
+    """``ALTER VIEW v SET TBLPROPERTIES (...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] (...)``."""
+
+    name: Name
+    updates: dict[str, str] = field(default_factory=dict)
+    removals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShowViews(Statement):
+    namespace: Name | None = None
+    pattern: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShowCurrentNamespace(Statement):
+    """``SHOW CURRENT NAMESPACE``: the current catalog and namespace."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetConf(Statement):
+    """``RESET key`` drops one session setting; bare ``RESET`` drops every setting made with SET."""
+
+    key: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CreateNamespace(Statement):
     """``CREATE NAMESPACE|DATABASE|SCHEMA``; COMMENT and LOCATION become ``comment``/``location`` properties."""
 
@@ -434,11 +511,11 @@ class WriteOrderedBy(AlterTable):
     ``WRITE UNORDERED``.
 
     ``distribution`` is the ``write.distribution-mode`` it implies: ``range`` (ORDERED BY), ``hash``
-    (DISTRIBUTED BY PARTITION), ``none`` (LOCALLY ORDERED BY / UNORDERED).
+    (DISTRIBUTED BY PARTITION), ``none`` (UNORDERED); None (LOCALLY ORDERED BY) keeps the table's mode.
     """
 
     sort_fields: tuple[SortField, ...]
-    distribution: str
+    distribution: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -499,7 +576,7 @@ class DropTag(AlterTable):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Insert(Statement):
-    """``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (k=v, k2)] [(cols)] VALUES ... | query``.
+    """``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (k=v, k2)] [(cols) | BY NAME] VALUES ... | query | TABLE src``.
 
     ``partition`` maps each PARTITION key to its static value (evaluated literal) or to None for a
     dynamic key. Exactly one of ``values`` (rows of expressions) and ``query`` is set.
@@ -509,6 +586,7 @@ class Insert(Statement):
     overwrite: bool = False
     partition: dict[str, LiteralValue] = field(default_factory=dict)
     columns: tuple[str, ...] | None = None
+    by_name: bool = False
     values: tuple[tuple[SqlExpr, ...], ...] | None = None
     query: Query | None = None
 

@@ -49,6 +49,12 @@ class NamespaceCatalog(Protocol):
 
     def drop_table(self, identifier: Sequence[str], *, purge: bool = False) -> None: ...
 
+    def load_namespace_properties(self, namespace: Sequence[str]) -> dict[str, str]: ...
+
+    def update_namespace_properties(
+        self, namespace: Sequence[str], removals: set[str] | None = None, updates: Mapping[str, str] | None = None
+    ) -> object: ...
+
 
 CatalogLoader = Callable[..., NamespaceCatalog]
 Handler = Callable[["SqlSession", c.Statement], ResultSet]
@@ -174,6 +180,51 @@ def _set(session: SqlSession, stmt: c.Statement) -> ResultSet:
     return ResultSet(columns=["key", "value"], rows=[(stmt.key, stmt.value)])
 
 
+def _alter_namespace(session: SqlSession, stmt: c.Statement) -> ResultSet:
+    assert isinstance(stmt, c.AlterNamespaceProperties)
+    catalog, ns = _namespace_of(session, stmt.namespace)
+    cat = session.catalog(catalog)
+    if not cat.namespace_exists(ns):
+        raise NoSuchNamespaceError(f"Namespace {format_name(ns)} does not exist in catalog {catalog}")
+    cat.update_namespace_properties(ns, removals=set(stmt.removals), updates=stmt.updates)
+    return ResultSet.empty()
+
+
+def _describe_namespace(session: SqlSession, stmt: c.Statement) -> ResultSet:
+    """Spark's rows: Catalog Name, Namespace Name, Comment, Location, Owner (+ Properties when EXTENDED)."""
+    assert isinstance(stmt, c.DescribeNamespace)
+    catalog, ns = _namespace_of(session, stmt.namespace)
+    cat = session.catalog(catalog)
+    if not cat.namespace_exists(ns):
+        raise NoSuchNamespaceError(f"Namespace {format_name(ns)} does not exist in catalog {catalog}")
+    props = dict(cat.load_namespace_properties(ns))
+    rows: list[tuple[object, ...]] = [("Catalog Name", catalog), ("Namespace Name", format_name(ns))]
+    for label, key in (("Comment", "comment"), ("Location", "location"), ("Owner", "owner")):
+        if key in props:
+            rows.append((label, props[key]))
+    if stmt.extended:
+        rest = {k: v for k, v in sorted(props.items()) if k not in ("comment", "location", "owner")}
+        rows.append(("Properties", "(" + ",".join(f"({k},{v})" for k, v in rest.items()) + ")" if rest else ""))
+    return ResultSet(columns=["info_name", "info_value"], rows=rows)
+
+
+def _show_current_namespace(session: SqlSession, stmt: c.Statement) -> ResultSet:
+    assert isinstance(stmt, c.ShowCurrentNamespace)
+    return ResultSet(columns=["catalog", "namespace"],
+                     rows=[(session.current_catalog, format_name(session.namespace()))])
+
+
+def _reset(session: SqlSession, stmt: c.Statement) -> ResultSet:
+    assert isinstance(stmt, c.ResetConf)
+    if stmt.key is None:
+        session.conf = dict(session.config.spark_conf)
+    elif stmt.key in session.config.spark_conf:
+        session.conf[stmt.key] = session.config.spark_conf[stmt.key]
+    else:
+        session.conf.pop(stmt.key, None)
+    return ResultSet.empty()
+
+
 def _set_catalog_key(session: SqlSession, name: str, key: str, value: str) -> None:
     """Define or change a catalog from SQL (``SET iceberg.catalog.c.type=hadoop``, seed chapter 6)."""
     pending = session._pending_catalog_keys.setdefault(name, dict(session.catalog_properties.get(name, {})))
@@ -252,11 +303,11 @@ def _show_tables(session: SqlSession, stmt: c.Statement) -> ResultSet:
     else:
         catalog, ns = _namespace_of(session, stmt.namespace)
     rows: list[tuple[object, ...]] = [
-        (".".join(ident[:-1]), ident[-1])
+        (".".join(ident[:-1]), ident[-1], False)
         for ident in session.catalog(catalog).list_tables(ns)
         if show_pattern_matches(stmt.pattern, ident[-1])
     ]
-    return ResultSet(columns=["namespace", "tableName"], rows=sorted(rows))
+    return ResultSet(columns=["namespace", "tableName", "isTemporary"], rows=sorted(rows))
 
 
 def _show_catalogs(session: SqlSession, stmt: c.Statement) -> ResultSet:
@@ -270,6 +321,10 @@ def _show_catalogs(session: SqlSession, stmt: c.Statement) -> ResultSet:
 _BUILTIN: dict[type[c.Statement], Handler] = {
     c.UseStmt: _use,
     c.SetConf: _set,
+    c.ResetConf: _reset,
+    c.ShowCurrentNamespace: _show_current_namespace,
+    c.AlterNamespaceProperties: _alter_namespace,
+    c.DescribeNamespace: _describe_namespace,
     c.CreateNamespace: _create_namespace,
     c.DropNamespace: _drop_namespace,
     c.ShowNamespaces: _show_namespaces,

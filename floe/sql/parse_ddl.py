@@ -24,6 +24,7 @@ _TIME_TRANSFORMS = {
     "day": "day",
     "hours": "hour",
     "hour": "hour",
+    "date": "day",  # Spark's alias, as Iceberg's Spark extensions accept it
     "date_hour": "hour",
 }
 
@@ -147,6 +148,8 @@ def transform_of(node: exp.Expression) -> c.PartitionField:
         return c.PartitionField(
             source=_column_name(node.this), transform=f"truncate[{_int_arg(node.expression, 'width')}]"
         )
+    if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):  # sqlglot reads date(ts) as a cast
+        return c.PartitionField(source=_column_name(node.this), transform="day")
     for cls, name in ((exp.Year, "year"), (exp.Month, "month"), (exp.Day, "day"), (exp.Hour, "hour")):
         if isinstance(node, cls):
             return c.PartitionField(source=_column_name(node.this), transform=name)
@@ -385,11 +388,11 @@ def _alter_column(cur: Cursor, table: Name) -> c.Statement:
             changes.append(c.AlterColumnNullability(sql=sql, table=table, column=col, required=False))
         else:
             cur.fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
+        if not cur.done:  # Spark's grammar: one change per ALTER COLUMN (TYPE ... COMMENT is a syntax error)
+            cur.fail("expected the end of the statement: ALTER COLUMN makes one change")
     if not changes:
         cur.fail("expected a column change")
-    if len(changes) == 1:
-        return changes[0]
-    return c.AlterTableChanges(sql=sql, table=table, changes=tuple(changes))
+    return changes[0]
 
 
 def _sort_field(cur: Cursor) -> c.SortField:
@@ -429,8 +432,8 @@ def _write_order(cur: Cursor, table: Name) -> c.WriteOrderedBy:
         return c.WriteOrderedBy(sql=sql, table=table, sort_fields=fields, distribution="range")
     if cur.accept("LOCALLY", "ORDERED", "BY"):
         fields = _sort_list(cur)
-        cur.end()
-        return c.WriteOrderedBy(sql=sql, table=table, sort_fields=fields, distribution="none")
+        cur.end()  # as Iceberg Java: the sort order only, the distribution mode stays as it is
+        return c.WriteOrderedBy(sql=sql, table=table, sort_fields=fields, distribution=None)
     if cur.accept("DISTRIBUTED", "BY", "PARTITION"):
         local = _sort_list(cur) if cur.accept("LOCALLY", "ORDERED", "BY") else ()
         cur.end()

@@ -88,6 +88,8 @@ def parse_insert(sql: str) -> c.Insert:
             else:
                 partition[_column_name(e)] = None
     source = node.expression
+    if source is None and isinstance(node.args.get("source"), exp.Table):
+        source = exp.select("*").from_(node.args["source"].copy())  # INSERT INTO t TABLE src
     values = None
     query = None
     if isinstance(source, exp.Values) and not source.alias:
@@ -105,6 +107,7 @@ def parse_insert(sql: str) -> c.Insert:
         overwrite=bool(node.args.get("overwrite")),
         partition=partition,
         columns=columns,
+        by_name=bool(node.args.get("by_name")),
         values=values,
         query=query,
     )

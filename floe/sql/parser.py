@@ -18,9 +18,10 @@ from sqlglot import TokenType, exp
 from sqlglot.errors import ErrorLevel
 from sqlglot.errors import ParseError as SqlglotParseError
 
-from floe.errors import FloeError, ParseError, UnsupportedError
+from floe.errors import FloeError, ParseError, UnsupportedError, ValidationError
 from floe.sql import commands as c
 from floe.sql.lexer import Cursor, split_statements
+from floe.sql.parse_view import is_view_statement, parse_view_statement
 
 __all__ = ["parse_script", "parse_sqlglot", "parse_statement", "short_sql", "unsupported"]
 
@@ -122,16 +123,26 @@ def _dispatch(sql: str) -> c.Statement:
 
     cur = Cursor(sql)
     w0, w1 = cur.word(0), cur.word(1)
+    if is_view_statement(cur):
+        return parse_view_statement(cur)
     if w0 == "USE":
         return _use(cur)
     if w0 == "SET":
         return _set(cur)
+    if w0 == "RESET":
+        cur.expect("RESET")
+        key = cur.rest_text().strip().strip("`") or None
+        return c.ResetConf(sql=cur.sql, key=key)
     if w0 == "SHOW":
         return _show(cur)
     if w0 == "CREATE" and _namespace_word(cur):
         return _create_namespace(cur)
     if w0 == "DROP" and _namespace_word(cur):
         return _drop_namespace(cur)
+    if w0 in ("DESC", "DESCRIBE") and cur.word(1) in ("NAMESPACE", "DATABASE", "SCHEMA"):
+        return _describe_namespace(cur)
+    if w0 == "ALTER" and _namespace_word(cur):
+        return _alter_namespace(cur)
     if w0 in ("DESC", "DESCRIBE"):
         return _describe(cur)
     if w0 == "EXPLAIN":
@@ -279,6 +290,9 @@ def _show(cur: Cursor) -> c.Statement:
         pattern = _like_pattern(cur)
         cur.end()
         return c.ShowTables(sql=cur.sql, namespace=ns, pattern=pattern)
+    if cur.accept("CURRENT", "NAMESPACE") or cur.accept("CURRENT", "DATABASE") or cur.accept("CURRENT", "SCHEMA"):
+        cur.end()
+        return c.ShowCurrentNamespace(sql=cur.sql)
     if cur.accept("CATALOGS"):
         pattern = _like_pattern(cur)
         cur.end()
@@ -298,10 +312,51 @@ def _create_namespace(cur: Cursor) -> c.CreateNamespace:
         elif cur.accept("LOCATION"):
             props["location"] = cur.string()
         elif cur.accept("WITH", "DBPROPERTIES") or cur.accept("WITH", "PROPERTIES"):
-            props.update(property_list(cur))
+            props.update(_namespace_properties(cur))
         else:
             cur.fail("expected COMMENT, LOCATION or WITH PROPERTIES")
     return c.CreateNamespace(sql=cur.sql, namespace=ns, if_not_exists=if_not_exists, properties=props)
+
+
+# Spark reserves these namespace properties for the COMMENT and LOCATION clauses and the current user.
+_RESERVED_NAMESPACE_PROPERTIES = {
+    "comment": "please use the COMMENT clause to specify it",
+    "location": "please use the LOCATION clause to specify it",
+    "owner": "it will be set to the current user",
+}
+
+
+def _namespace_properties(cur: Cursor) -> dict[str, str]:
+    props = property_list(cur)
+    for key in props:
+        reason = _RESERVED_NAMESPACE_PROPERTIES.get(key.lower())
+        if reason is not None:
+            raise ValidationError(f"{key} is a reserved namespace property, {reason} (in {short_sql(cur.sql)})")
+    return props
+
+
+def _alter_namespace(cur: Cursor) -> c.AlterNamespaceProperties:
+    cur.expect("ALTER")
+    cur.pos += 1  # NAMESPACE | DATABASE | SCHEMA
+    ns = cur.name()
+    if cur.accept("SET", "DBPROPERTIES") or cur.accept("SET", "PROPERTIES"):
+        updates = _namespace_properties(cur)
+        cur.end()
+        return c.AlterNamespaceProperties(sql=cur.sql, namespace=ns, updates=updates)
+    if cur.accept("UNSET", "DBPROPERTIES") or cur.accept("UNSET", "PROPERTIES"):
+        cur.accept("IF", "EXISTS")
+        removals = tuple(property_list_keys(cur))
+        cur.end()
+        return c.AlterNamespaceProperties(sql=cur.sql, namespace=ns, removals=removals)
+    raise unsupported(cur.sql)
+
+
+def _describe_namespace(cur: Cursor) -> c.DescribeNamespace:
+    cur.pos += 2  # DESCRIBE NAMESPACE
+    extended = cur.accept("EXTENDED")
+    ns = cur.name()
+    cur.end()
+    return c.DescribeNamespace(sql=cur.sql, namespace=ns, extended=extended)
 
 
 def _drop_namespace(cur: Cursor) -> c.DropNamespace:
@@ -356,6 +411,18 @@ def property_list(cur: Cursor) -> dict[str, str]:
             break
     cur.expect_type(TokenType.R_PAREN, "')' or ','")
     return out
+
+
+def property_list_keys(cur: Cursor) -> list[str]:
+    """``('k', k2, ...)`` of UNSET PROPERTIES."""
+    cur.expect_type(TokenType.L_PAREN, "'('")
+    keys: list[str] = []
+    while True:
+        keys.append(cur.string() if cur.at_type(TokenType.STRING) else ".".join(cur.name()))
+        if not cur.accept_type(TokenType.COMMA):
+            break
+    cur.expect_type(TokenType.R_PAREN, "')' or ','")
+    return keys
 
 
 def property_value(cur: Cursor) -> str:

@@ -15,7 +15,19 @@ from floe.errors import UnsupportedError
 from floe.sql.commands import Query, SqlExpr, TableRef, TimeTravel
 from floe.sql.literals import evaluate
 
-__all__ = ["make_expr", "make_query", "rewrite_tables", "table_name", "table_refs"]
+__all__ = ["make_expr", "make_query", "rewrite_tables", "spark_sql", "table_name", "table_refs"]
+
+
+def _is_not_null(e: exp.Expression) -> exp.Expression:
+    if isinstance(e, exp.Not) and isinstance(e.this, exp.Is) and isinstance(e.this.expression, exp.Null):
+        return exp.Is(this=e.this.this, expression=exp.Not(this=exp.Null()))
+    return e
+
+
+def spark_sql(node: exp.Expression) -> str:
+    """Spark SQL text of a parsed tree, keeping ``x IS NOT NULL`` as written: Spark names result columns
+    after the expression text, and sqlglot would write ``NOT x IS NULL``."""
+    return node.transform(_is_not_null).sql(dialect="spark")
 
 
 def table_name(table: exp.Table) -> tuple[str, ...]:
@@ -73,11 +85,11 @@ def table_refs(node: exp.Expression) -> tuple[TableRef, ...]:
 
 def make_query(node: exp.Expression) -> Query:
     """A :class:`Query` for a parsed query tree."""
-    return Query(sql=node.sql(dialect="spark"), tables=table_refs(node), node=node)
+    return Query(sql=spark_sql(node), tables=table_refs(node), node=node)
 
 
 def make_expr(node: exp.Expression) -> SqlExpr:
-    return SqlExpr(sql=node.sql(dialect="spark"), node=node)
+    return SqlExpr(sql=spark_sql(node), node=node)
 
 
 def rewrite_tables(node: exp.Expression, refs: Sequence[TableRef], replace: Callable[[TableRef], str]) -> str:
@@ -93,4 +105,4 @@ def rewrite_tables(node: exp.Expression, refs: Sequence[TableRef], replace: Call
             # keep `t.col` / `db.t.col` style qualifiers working: alias the view with the table's own name
             view.set("alias", exp.TableAlias(this=exp.to_identifier(ref.name[-1])))
         t.replace(view)
-    return copy.sql(dialect="spark")
+    return spark_sql(copy)

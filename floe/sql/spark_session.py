@@ -105,14 +105,14 @@ def floe_sql_state(spark: SparkSession) -> FloeSqlState:
 # -- which statements are Floe's ------------------------------------------------------------------------
 def _names(stmt: object) -> Iterator[tuple[str, Name]]:
     """(kind, name) of everything a statement names: ``table``, ``namespace``, ``procedure``, ``catalog``."""
-    if isinstance(stmt, (c.CreateNamespace, c.DropNamespace)):
+    if isinstance(stmt, (c.CreateNamespace, c.DropNamespace, c.AlterNamespaceProperties, c.DescribeNamespace)):
         yield "namespace", stmt.namespace
         return
     if isinstance(stmt, c.ShowNamespaces):
-        if stmt.parent is not None:
-            yield "namespace", stmt.parent
+        if stmt.parent is not None:  # a catalog, or a namespace whose children are listed
+            yield ("catalog" if len(stmt.parent) == 1 else "namespace"), stmt.parent
         return
-    if isinstance(stmt, c.ShowTables):
+    if isinstance(stmt, (c.ShowTables, c.ShowViews)):
         if stmt.namespace is not None:
             yield "namespace", stmt.namespace
         return
@@ -156,6 +156,10 @@ def _is_temp_view(spark: SparkSession, name: str) -> bool:
         return False
 
 
+# Statements about the current catalog/namespace when they name none.
+_CURRENT_NAMESPACE_STATEMENTS = (c.ShowTables, c.ShowNamespaces, c.ShowCurrentNamespace, c.ShowViews)
+
+
 def routes_to_floe(spark: SparkSession, stmt: c.Statement) -> bool:
     """Whether ``stmt`` names anything in a Floe catalog (rules in the module docstring)."""
     state = floe_sql_state(spark)
@@ -165,7 +169,10 @@ def routes_to_floe(spark: SparkSession, stmt: c.Statement) -> bool:
             return True
         spark_catalog = first.lower() == "spark_catalog" or spark.conf.get(f"spark.sql.catalog.{first}", None)
         return state.floe_current and stmt.target != "catalog" and not spark_catalog
-    return any(is_floe_name(state, kind, name, spark) for kind, name in _names(stmt))
+    names = list(_names(stmt))
+    if not names and isinstance(stmt, _CURRENT_NAMESPACE_STATEMENTS):
+        return state.floe_current  # SHOW TABLES / SHOW NAMESPACES ... of the current catalog and namespace
+    return any(is_floe_name(state, kind, name, spark) for kind, name in names)
 
 
 # -- running ------------------------------------------------------------------------------------------
@@ -179,7 +186,9 @@ def _frame(spark: SparkSession, result: ResultSet) -> DataFrame:
 
 
 # The Spark settings Floe's handlers read from their session (overwrite mode, time zone), mirrored live.
-_MIRRORED_CONFS = ("spark.sql.sources.partitionOverwriteMode", "spark.sql.session.timeZone")
+_MIRRORED_CONFS = (
+    "spark.sql.sources.partitionOverwriteMode", "spark.sql.session.timeZone", "spark.wap.id", "spark.wap.branch",
+)
 
 
 def _sync_spark_conf(state: FloeSqlState, spark: SparkSession) -> None:
@@ -187,6 +196,8 @@ def _sync_spark_conf(state: FloeSqlState, spark: SparkSession) -> None:
         value = spark.conf.get(key, None)
         if value is not None:
             state.session.conf[key] = value
+        else:
+            state.session.conf.pop(key, None)  # RESET or unset in Spark
 
 
 def run_statement(spark: SparkSession, stmt: c.Statement) -> DataFrame:

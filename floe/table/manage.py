@@ -104,7 +104,7 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def _replace(self, name: str, snapshot_id: int, *, branch: bool) -> ManageSnapshots:
+    def _replace(self, name: str, snapshot_id: int, *, branch: bool, retention: dict[str, int | None]) -> ManageSnapshots:
         def step(base: TableMetadata) -> list[TableUpdate]:
             ref = base.refs.get(name)
             if ref is None:
@@ -113,22 +113,35 @@ class ManageSnapshots(PendingUpdate):
                 raise ValidationError(
                     f"Ref {name} in table {self._name} is a {ref.type}, not a {'branch' if branch else 'tag'}"
                 )
-            return [
-                SetSnapshotRef(
-                    name, replace(ref, snapshot_id=_snapshot(base, snapshot_id, self._name).snapshot_id)
-                )
-            ]
+            target = _snapshot(base, snapshot_id, self._name).snapshot_id
+            new = replace(ref, snapshot_id=target)
+            for key, value in retention.items():
+                if value is not None:
+                    new = replace(new, **{key: value})  # type: ignore[arg-type]
+            return [SetSnapshotRef(name, new)]
 
         self._steps.append(step)
         return self
 
-    def replace_branch(self, name: str, snapshot_id: int) -> ManageSnapshots:
-        """Point an existing branch at another snapshot (keeping its retention settings)."""
-        return self._replace(name, snapshot_id, branch=True)
+    def replace_branch(
+        self,
+        name: str,
+        snapshot_id: int,
+        *,
+        min_snapshots_to_keep: int | None = None,
+        max_snapshot_age_ms: int | None = None,
+        max_ref_age_ms: int | None = None,
+    ) -> ManageSnapshots:
+        """Point an existing branch at another snapshot; retention settings given replace the branch's own,
+        the others are kept."""
+        return self._replace(name, snapshot_id, branch=True, retention={
+            "min_snapshots_to_keep": min_snapshots_to_keep, "max_snapshot_age_ms": max_snapshot_age_ms,
+            "max_ref_age_ms": max_ref_age_ms,
+        })
 
-    def replace_tag(self, name: str, snapshot_id: int) -> ManageSnapshots:
-        """Point an existing tag at another snapshot."""
-        return self._replace(name, snapshot_id, branch=False)
+    def replace_tag(self, name: str, snapshot_id: int, *, max_ref_age_ms: int | None = None) -> ManageSnapshots:
+        """Point an existing tag at another snapshot (and set its retention, if given)."""
+        return self._replace(name, snapshot_id, branch=False, retention={"max_ref_age_ms": max_ref_age_ms})
 
     def _remove(self, name: str, *, branch: bool) -> ManageSnapshots:
         def step(base: TableMetadata) -> list[TableUpdate]:

@@ -60,7 +60,7 @@ def _expr(value: BooleanExpression | str) -> BooleanExpression:
 
 
 def _path(f: DataFile | str) -> str:
-    return f if isinstance(f, str) else f.file_path
+    return f if isinstance(f, str) else f.file_key
 
 
 class FastAppend(SnapshotProducer):
@@ -287,7 +287,7 @@ class _MergingProducer(SnapshotProducer):
         evaluators: _FilterEvaluators | None,
         partitions: AbstractSet[tuple[int, tuple[object, ...]]],
     ) -> bool:
-        if f.file_path in self._delete_paths:
+        if f.file_path in self._delete_paths or f.file_key in self._delete_paths:
             return True
         if f.content == FileContent.DATA and (f.spec_id, f.partition) in partitions:
             return True
@@ -325,13 +325,13 @@ class _MergingProducer(SnapshotProducer):
             if not doomed:
                 cached = (m, [])
             else:
-                doomed_paths = {e.data_file.file_path for e in doomed}
+                doomed_keys = {e.data_file.file_key for e in doomed}  # a Puffin file holds many vectors
 
                 def fill(w: ManifestWriter) -> None:
                     for e in entries:
                         if e.status == ManifestEntryStatus.DELETED:
                             continue  # removed by an earlier snapshot: not carried forward
-                        if e.data_file.file_path in doomed_paths:
+                        if e.data_file.file_key in doomed_keys:
                             w.delete(e)
                         else:
                             w.existing(e)
@@ -404,7 +404,7 @@ class _MergingProducer(SnapshotProducer):
             partitions = self._replaced_partitions() if self._replace_partitions else set()
             data = [self._filter_manifest(base, m, evaluators, partitions, removed) for m in data]
             deletes = [self._filter_manifest(base, m, evaluators, partitions, removed) for m in deletes]
-            found = {e.data_file.file_path for e in removed}
+            found = {e.data_file.file_path for e in removed} | {e.data_file.file_key for e in removed}
             missing = self._required_paths - found
             if missing and self._check_deleted_still_exist:
                 raise CommitConflictError(
@@ -471,9 +471,12 @@ class Overwrite(_MergingProducer):
         return super()._conflict_matcher(base)
 
     def _operation(self) -> Operation:
-        if (self._delete_paths or self._delete_filter is not None) and not self._added_data:
+        # As Java's OverwriteFiles: only deletes is a delete, only adds an append, anything else (an empty
+        # copy-on-write rewrite too) an overwrite.
+        deletes = bool(self._delete_paths) or self._delete_filter is not None
+        if deletes and not self._added_data:
             return Operation.DELETE
-        if not (self._delete_paths or self._delete_filter is not None):
+        if self._added_data and not deletes:
             return Operation.APPEND
         return Operation.OVERWRITE
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from floe.errors import ValidationError
 from floe.io.fileio import FileIO
-from floe.spec import properties as P
 from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest
+from floe.spec import properties as P
 from floe.spec.manifest import ManifestFile
 from floe.spec.table_metadata import TableMetadata
 

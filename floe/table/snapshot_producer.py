@@ -20,6 +20,7 @@ from floe.errors import ValidationError
 from floe.scan.planner import read_manifest_files
 from floe.serde.manifest_avro import read_manifest, write_manifest_list
 from floe.serde.manifest_writer import ManifestWriter
+from floe.spec import properties as P
 from floe.spec.manifest import DataFile, ManifestContent, ManifestEntry, ManifestFile
 from floe.spec.refs import MAIN_BRANCH, SnapshotRef
 from floe.spec.snapshot import Operation, Snapshot
@@ -70,8 +71,11 @@ class SnapshotProducer(PendingUpdate):
         return self._snapshot_id
 
     def set(self, key: str, value: str) -> SnapshotProducer:
-        """Add a property to the snapshot summary."""
+        """Add a property to the snapshot summary; ``wap.id`` also stages the snapshot (write-audit-publish:
+        it is added without moving the branch, to be published later by its id)."""
         self._extra[str(key)] = str(value)
+        if key == P.WAP_ID:
+            self.stage_only()
         return self
 
     def stage_only(self) -> SnapshotProducer:

@@ -130,7 +130,7 @@ def validate_files_still_exist(
         for s, e in changed_files_since(
             io, base, snapshots, operations=REMOVING, content=content, status=ManifestEntryStatus.DELETED
         ):
-            if e.data_file.file_path in paths:
+            if e.data_file.file_path in paths or e.data_file.file_key in paths:
                 raise CommitConflictError(
                     f"File {e.data_file.file_path} of {table} was removed by concurrent snapshot {s.snapshot_id} "
                     f"({s.operation}); this commit depends on it"

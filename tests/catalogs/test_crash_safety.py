@@ -14,6 +14,7 @@ from floe.spec.schema import Schema
 TRIALS = 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["hadoop", "sqlite"])
 def test_sigkill_during_commits_leaves_committed_state(kind: str, tmp_path, request, schema: Schema) -> None:
     props = catalog_props(kind, tmp_path, request)

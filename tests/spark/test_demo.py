@@ -39,7 +39,7 @@ def test_demo_run_ends_with_rolled_back_rows_and_resets(tmp_path: Path, spark: S
     ops = session.sql("SELECT operation FROM floe.demo.sensordata.snapshots ORDER BY committed_at")[-1]
     assert [r[0] for r in ops.rows] == ["append", "overwrite", "append", "overwrite", "delete"]
     tables = session.sql("SHOW TABLES IN floe.demo")[-1].rows
-    assert sorted(t for _, t in tables) == ["sensordata", "sensordata_days", "sensordata_months", "sensordata_years"]
+    assert sorted(t for _, t, _ in tables) == ["sensordata", "sensordata_days", "sensordata_months", "sensordata_years"]
 
     # re-runnable: the next run starts by dropping (and purging) what this one left
     details = {r[0]: r[1] for r in session.sql("DESC FORMATTED floe.demo.sensordata")[-1].rows}

@@ -16,7 +16,7 @@ import pytest
 
 from floe.cli.sql import make_session
 from floe.config import FloeConfig
-from floe.errors import UnsupportedError
+from floe.errors import NoSuchTableError, UnsupportedError
 from floe.sql import ResultSet
 from floe.sql.engine import SqlSession
 
@@ -211,7 +211,7 @@ def test_seed_ch4_crud_and_time_travel(session: SqlSession) -> None:
     session.sql(CREATE_SENSORDATA)
     run(session, "INSERT INTO sensordata VALUES('sensor_01',1635743301,-12.1,'2021-12-01')")
     run(session, "use hadoop_catalog.db")
-    assert ("db", "sensordata") in run(session, "show tables").rows
+    assert ("db", "sensordata", False) in run(session, "show tables").rows
     run(session, "drop table sensordata")
     session.sql(CREATE_SENSORDATA)
     assert rows(session, "SELECT * FROM sensordata") == []  # a fresh table: the dropped one's data is gone
@@ -317,17 +317,22 @@ def test_seed_ch6_expire_snapshots_and_rewrite_manifests(session: SqlSession, tm
     result = run(session, "CALL hadoop_catalog.system.rewrite_manifests('db.sensordata')")
     assert result.columns == ["rewritten_manifests_count", "added_manifests_count"]
     assert result.rows == [(manifests, 1)]
+    # one manifest left: nothing to rewrite, no snapshot (as Iceberg Java)
     result = run(session, "CALL hadoop_catalog.system.rewrite_manifests('db.sensordata', false)")
-    assert result.rows == [(1, 1)]
+    assert result.rows == [(0, 0)]
     ops = run(session, "SELECT operation FROM hadoop_catalog.db.sensordata.snapshots ORDER BY committed_at")
-    assert [r[0] for r in ops.rows][-2:] == ["replace", "replace"]
+    assert [r[0] for r in ops.rows][-2:] == ["append", "replace"]
     assert len(run(session, "SELECT * FROM hadoop_catalog.db.sensordata.manifests")) == 1
     assert rows(session, "SELECT * FROM sensordata") == expected
-    # Hive-only procedures keep the clear error
-    with pytest.raises(UnsupportedError, match=r"^Not supported yet: CALL hadoop_catalog\.system\.migrate"):
+    # migrate takes a Spark (Parquet) table; an Iceberg table is not one
+    with pytest.raises(NoSuchTableError, match=r"Spark table db\.sensordata does not exist"):
         run(session, "CALL hadoop_catalog.system.migrate('db.sensordata')")
 
 
-@pytest.mark.skip(reason="seed ch.6 sections 1 and 3 need Hive (HiveIcebergStorageHandler, Hive tables to migrate); Floe has no Hive")
-def test_seed_ch6_hive_storage_handler_and_migrate() -> None:
-    """CREATE TABLE ... STORED BY 'org.apache.iceberg.mr.hive.HiveIcebergStorageHandler' and CALL system.migrate."""
+def test_seed_ch6_hive_storage_handler_declares_an_iceberg_table(session: SqlSession) -> None:
+    """Seed ch.6 creates Iceberg tables from Hive with Iceberg's storage handler: Floe makes the same table."""
+    run(session, "CREATE TABLE hive_t (id int) STORED BY 'org.apache.iceberg.mr.hive.HiveIcebergStorageHandler'")
+    run(session, "INSERT INTO hive_t VALUES (1)")
+    assert rows(session, "SELECT * FROM hive_t") == [(1,)]
+    with pytest.raises(UnsupportedError):  # another storage handler is no Iceberg table
+        run(session, "CREATE TABLE other_t (id int) STORED BY 'org.apache.hadoop.hive.hbase.HBaseStorageHandler'")

@@ -79,8 +79,8 @@ def test_sql_ddl_statements_never_start_spark(session_ctx: tuple[SqlSession, obj
     snaps = session.catalog().load_table(("db", "t")).snapshots()  # type: ignore[attr-defined]
     assert [s.summary.as_dict()["operation"] for s in snaps] == ["append", "append", "delete"]
     session.sql("DROP TABLE t2; DROP TABLE IF EXISTS t2")
-    assert session.sql("SHOW TABLES")[-1].rows == [("db", "t")]
+    assert session.sql("SHOW TABLES")[-1].rows == [("db", "t", False)]
     # renames: the embedded SQL catalog (a Hadoop table's name is its location)
     session.sql("USE floe; CREATE NAMESPACE n; CREATE TABLE n.a (x int) USING iceberg; ALTER TABLE n.a RENAME TO b")
-    assert session.sql("SHOW TABLES IN n")[-1].rows == [("n", "b")]
+    assert session.sql("SHOW TABLES IN n")[-1].rows == [("n", "b", False)]
     assert not ctx.spark_started  # type: ignore[attr-defined]

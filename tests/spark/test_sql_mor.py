@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from floe.table.table import Table
 
 MOR = "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
+# One delete file per partition and change (the tests below count them); Java's default is per data file.
+PARTITION_SCOPED = "'write.delete.granularity'='partition'"
 
 
 def rows(session: SqlSession, sql: str) -> list[tuple[object, ...]]:
@@ -36,7 +38,7 @@ def create_pair(session: SqlSession, name: str, columns: str, partitioned: str =
     """A copy-on-write and a merge-on-read table with the same columns (format v2 both)."""
     by = f" PARTITIONED BY ({partitioned})" if partitioned else ""
     session.sql(f"CREATE TABLE {name}_cow ({columns}) USING iceberg{by} TBLPROPERTIES ('format-version'='2')")
-    session.sql(f"CREATE TABLE {name}_mor ({columns}) USING iceberg{by} TBLPROPERTIES ('format-version'='2', {MOR})")
+    session.sql(f"CREATE TABLE {name}_mor ({columns}) USING iceberg{by} TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     return f"{name}_cow", f"{name}_mor"
 
 
@@ -96,7 +98,7 @@ def test_delete_merge_on_read_matches_copy_on_write_and_writes_only_delete_files
 
 
 def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(session: SqlSession) -> None:
-    session.sql(f"CREATE TABLE pd (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR})")
+    session.sql(f"CREATE TABLE pd (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql(f"INSERT INTO pd {one_task('(1), (2), (3), (4)', 'id')}")
     session.sql(f"INSERT INTO pd {one_task('(5), (6), (7), (8)', 'id')}")
     by_first = {p: pq.read_table(to_local_path(p))["id"][0].as_py() for p in data_files(session, "pd")}
@@ -192,7 +194,7 @@ def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, sp
     from floe.spark.read import dataframe_for_scan
     from floe.spark.row_level import plan_candidates, row_delta_commit
 
-    session.sql(f"CREATE TABLE rc (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt) TBLPROPERTIES ('format-version'='2', {MOR})")
+    session.sql(f"CREATE TABLE rc (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt) TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql("INSERT INTO rc " + one_task("(1, 'a'), (2, 'a'), (3, 'a')", "id, dt"))
     expr = parse_filter("id = 1")
     concurrent = [
@@ -214,3 +216,16 @@ def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, sp
         assert files_on_disk(table) == disk, other  # the delete file written for the lost commit is gone
         assert table.refresh().metadata_location == head
     assert rows(session, "SELECT * FROM rc") == [(1, "a"), (1, "a"), (3, "a")]
+
+
+def test_file_granularity_keeps_one_delete_file_per_data_file(session: SqlSession) -> None:
+    # Java's default write.delete.granularity=file: a later delete of the same data file replaces its
+    # delete file with one holding every deleted position (so readers open one delete file per data file)
+    session.sql(f"CREATE TABLE gran (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR})")
+    session.sql(f"INSERT INTO gran {one_task('(1), (2), (3), (4)', 'id')}")
+    session.sql("DELETE FROM gran WHERE id = 1")
+    session.sql("DELETE FROM gran WHERE id = 3")
+    meta = session.sql("SELECT referenced_data_file, record_count FROM floe.db.gran.delete_files")[-1].rows
+    (data_file,) = data_files(session, "gran")
+    assert meta == [(data_file, 2)]
+    assert rows(session, "SELECT * FROM gran") == [(2,), (4,)]

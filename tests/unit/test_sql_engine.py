@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from floe.config import FloeConfig
-from floe.errors import NamespaceAlreadyExistsError, NoSuchNamespaceError, NotFoundError, UnsupportedError
+from floe.errors import (
+    NamespaceAlreadyExistsError,
+    NoSuchNamespaceError,
+    NotFoundError,
+    UnsupportedError,
+    ValidationError,
+)
 from floe.sql import ResultSet
 from floe.sql.engine import SqlSession, show_pattern_matches
 
@@ -35,7 +41,7 @@ def test_session_seed_use_create_use_sequence(session: SqlSession) -> None:
     session.sql("use hadoop_catalog; create database db; use db;")
     assert (session.current_catalog, session.current_namespace) == ("hadoop_catalog", ("db",))
     assert run(session, "show databases").rows == [("db",)]
-    assert run(session, "show tables").columns == ["namespace", "tableName"]
+    assert run(session, "show tables").columns == ["namespace", "tableName", "isTemporary"]
     assert run(session, "show tables").rows == []
 
 
@@ -67,12 +73,15 @@ def test_session_default_namespace_property(tmp_path: Path) -> None:
 
 
 def test_session_create_namespace_if_not_exists_and_properties(session: SqlSession) -> None:
-    session.sql("CREATE NAMESPACE db COMMENT 'sensors' WITH DBPROPERTIES ('owner'='bigdata')")
+    with pytest.raises(ValidationError, match="owner is a reserved namespace property"):  # as Spark
+        session.sql("CREATE NAMESPACE db COMMENT 'sensors' WITH DBPROPERTIES ('owner'='bigdata')")
+    session.sql("CREATE NAMESPACE db COMMENT 'sensors' WITH DBPROPERTIES ('team'='bigdata')")
     session.sql("CREATE NAMESPACE IF NOT EXISTS db")
     with pytest.raises(NamespaceAlreadyExistsError):
         session.sql("CREATE NAMESPACE db")
     props = session.catalog().load_namespace_properties(("db",))  # type: ignore[attr-defined]
-    assert props["comment"] == "sensors" and props["owner"] == "bigdata"
+    assert props["comment"] == "sensors"
+    assert props["team"] == "bigdata"
 
 
 def test_session_drop_namespace_if_exists_and_cascade(session: SqlSession) -> None:

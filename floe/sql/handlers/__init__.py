@@ -5,7 +5,7 @@
 
 One module per statement family: ddl (CREATE/DROP/ALTER TABLE), describe (DESC, SHOW TBLPROPERTIES,
 SHOW CREATE TABLE), dml (INSERT, DELETE, UPDATE), merge (MERGE INTO), query (SELECT, EXPLAIN),
-procedures (CALL). Statements without a handler fail with "Not supported yet: <statement>" and change
+procedures (CALL), views (CREATE/DROP/ALTER VIEW, SHOW VIEWS). Statements without a handler fail with "Not supported yet: <statement>" and change
 nothing.
 """
 
@@ -21,6 +21,7 @@ from floe.sql.handlers.dml import run_delete, run_insert, run_update
 from floe.sql.handlers.merge import run_merge
 from floe.sql.handlers.procedures import run_call
 from floe.sql.handlers.query import run_explain, run_select
+from floe.sql.handlers.views import run_alter_view, run_create_view, run_drop_view, run_show_views
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -84,6 +85,10 @@ def register_handlers(session: SqlSession, *, spark: SparkSession | None = None)
         c.Select: run_select,
         c.Explain: run_explain,
         c.Call: run_call,
+        c.CreateView: run_create_view,
+        c.DropView: run_drop_view,
+        c.AlterViewProperties: run_alter_view,
+        c.ShowViews: run_show_views,
     }
     table.update({form: run_alter for form in _ALTER_FORMS})
     for kind, fn in table.items():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from floe.catalog.names import unknown_catalog_hint
 from floe.errors import FloeError, NoSuchTableError, UnsupportedError, ValidationError
+from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.identifiers import Name, ResolvedTable, format_name, resolve_table
 
@@ -30,6 +31,8 @@ __all__ = ["Handler", "HandlerContext", "spark_errors"]
 Handler = Callable[["HandlerContext", c.Statement], Any]
 
 _OVERWRITE_MODE_KEY = "spark.sql.sources.partitionOverwriteMode"
+WAP_ID_CONF = "spark.wap.id"
+WAP_BRANCH_CONF = "spark.wap.branch"
 _TZ_KEY = "spark.sql.session.timeZone"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -182,6 +185,10 @@ class HandlerContext:
             raise ValidationError(f"{format_name(name)} names a metadata table or snapshot, not a table")
         return ref
 
+    def table_exists(self, ref: ResolvedTable) -> bool:
+        """Whether the (plain) table a resolved name refers to exists (a path-based table always does)."""
+        return ref.location is not None or self._table_exists(ref.catalog, ref.namespace, ref.name)
+
     def _table_exists(self, catalog: str, namespace: Name, table: str) -> bool:
         try:
             cat = self.session.catalog(catalog)
@@ -211,3 +218,50 @@ class HandlerContext:
         except NoSuchTableError:
             hint = unknown_catalog_hint((*ref.namespace, ref.name), self.session.catalog_names)
             raise NoSuchTableError(f"Table not found: {ref}{hint}") from None
+
+    # -- write targets ------------------------------------------------------------------------------
+    def wap_settings(self, table: Table) -> tuple[str | None, str | None]:
+        """``(spark.wap.id, spark.wap.branch)`` as they apply to ``table`` (only with ``write.wap.enabled``)."""
+        if str(table.properties.get(P.WRITE_AUDIT_PUBLISH_ENABLED, "false")).lower() != "true":
+            return None, None
+        conf = self.session.conf
+        return conf.get(WAP_ID_CONF) or None, conf.get(WAP_BRANCH_CONF) or None
+
+    def load_for_write(self, name: Name) -> tuple[Table, str | None]:
+        """The table a write names and the branch it writes (None: main), as Iceberg's Spark writer picks it:
+        ``t.branch_x`` names a branch; with ``write.wap.enabled``, ``spark.wap.branch`` redirects writes (the
+        branch is created at the current snapshot if missing).
+
+        Raises:
+            ValidationError: a metadata table, tag, snapshot or missing branch, or both a branch name and a
+                different ``spark.wap.branch``, or both ``spark.wap.id`` and ``spark.wap.branch``.
+        """
+        ref = self.resolve(name, allow_metadata=True)
+        if ref.metadata_table or ref.tag or ref.snapshot_id is not None or ref.as_of_timestamp_ms is not None:
+            what = f"tag {ref.tag!r}" if ref.tag else "a metadata table or snapshot"
+            raise ValidationError(f"Cannot write to {format_name(name)}: it names {what}, not a table or branch")
+        table = self.load(ResolvedTable(catalog=ref.catalog, namespace=ref.namespace, name=ref.name,
+                                        location=ref.location))
+        wap_id, wap_branch = self.wap_settings(table)
+        if wap_id is not None and wap_branch is not None:
+            raise ValidationError(
+                f"Cannot set both {WAP_ID_CONF} and {WAP_BRANCH_CONF} when writing to table {table.name()}"
+            )
+        branch = ref.branch
+        if wap_branch is not None:
+            if branch is not None and branch != wap_branch:
+                raise ValidationError(
+                    f"Cannot write to branch {branch!r} of table {table.name()}: {WAP_BRANCH_CONF} is set to "
+                    f"{wap_branch!r}"
+                )
+            if wap_branch not in table.refs():
+                table.manage_snapshots().create_branch(wap_branch).commit()
+            return table, wap_branch
+        if branch is not None and branch not in table.refs():
+            raise ValidationError(f"Cannot write to branch {branch!r} of table {table.name()}: it does not exist")
+        return table, branch
+
+    def read_branch(self, table: Table) -> str | None:
+        """The branch plain reads of ``table`` see: ``spark.wap.branch`` when set, enabled and existing."""
+        _, wap_branch = self.wap_settings(table)
+        return wap_branch if wap_branch is not None and wap_branch in table.refs() else None

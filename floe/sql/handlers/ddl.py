@@ -234,7 +234,8 @@ def _write_ordered_by(table: Table, stmt: c.WriteOrderedBy) -> None:
         else:
             order.asc(_column(table, f.source), t, nulls)  # type: ignore[arg-type]
     order.commit()
-    txn.set_properties({_DISTRIBUTION_MODE: stmt.distribution})
+    if stmt.distribution is not None:
+        txn.set_properties({_DISTRIBUTION_MODE: stmt.distribution})
     txn.commit_transaction()
 
 
@@ -251,7 +252,10 @@ def _refs(table: Table, stmt: c.AlterTable) -> None:
             snap = stmt.snapshot_id or table.metadata.current_snapshot_id
             if snap is None:
                 raise ValidationError(f"Table {table.name()} has no snapshot for branch {stmt.branch!r}")
-            manage.replace_branch(stmt.branch, snap)
+            manage.replace_branch(
+                stmt.branch, snap, min_snapshots_to_keep=stmt.min_snapshots_to_keep,
+                max_snapshot_age_ms=stmt.max_snapshot_age_ms, max_ref_age_ms=stmt.max_ref_age_ms,
+            )
         else:
             manage.create_branch(
                 stmt.branch, stmt.snapshot_id, min_snapshots_to_keep=stmt.min_snapshots_to_keep,
@@ -267,7 +271,7 @@ def _refs(table: Table, stmt: c.AlterTable) -> None:
             snap = stmt.snapshot_id or table.metadata.current_snapshot_id
             if snap is None:
                 raise ValidationError(f"Table {table.name()} has no snapshot for tag {stmt.tag!r}")
-            manage.replace_tag(stmt.tag, snap)
+            manage.replace_tag(stmt.tag, snap, max_ref_age_ms=stmt.max_ref_age_ms)
         else:
             manage.create_tag(stmt.tag, stmt.snapshot_id, max_ref_age_ms=stmt.max_ref_age_ms)
     elif isinstance(stmt, c.DropBranch):

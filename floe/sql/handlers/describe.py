@@ -14,6 +14,7 @@ from floe.errors import ValidationError
 from floe.spec import types as T
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext
+from floe.sql.handlers.query import catalog_view
 from floe.sql.result import ResultSet
 
 if TYPE_CHECKING:
@@ -39,24 +40,30 @@ _SIMPLE: dict[type, str] = {
 }
 
 _COLUMNS = ["col_name", "data_type", "comment"]
+_RESERVED_PROPERTIES = frozenset({"comment", "location", "provider", "owner", "external", "is_managed_location"})
 
 
-def spark_type_name(t: T.IcebergType) -> str:
-    """How Spark SQL names an Iceberg type (``long`` -> ``bigint``, ``timestamptz`` -> ``timestamp``)."""
+def spark_type_name(t: T.IcebergType, *, sql: bool = False) -> str:
+    """How Spark SQL names an Iceberg type (``long`` -> ``bigint``, ``timestamptz`` -> ``timestamp``).
+
+    Nested types as DESCRIBE prints them (``struct<a:int,b:string>``), or with ``sql`` as SHOW CREATE
+    TABLE writes them (``struct<a: int, b: string>``).
+    """
     simple = _SIMPLE.get(type(t))
     if simple is not None:
         return simple
+    colon, comma = (": ", ", ") if sql else (":", ",")
     if isinstance(t, T.DecimalType):
         return f"decimal({t.precision},{t.scale})"
     if isinstance(t, T.FixedType):
         return "binary"
     if isinstance(t, T.StructType):
-        inner = ", ".join(f"{f.name}: {spark_type_name(f.field_type)}" for f in t.fields)
+        inner = comma.join(f"{f.name}{colon}{spark_type_name(f.field_type, sql=sql)}" for f in t.fields)
         return f"struct<{inner}>"
     if isinstance(t, T.ListType):
-        return f"array<{spark_type_name(t.element_type)}>"
+        return f"array<{spark_type_name(t.element_type, sql=sql)}>"
     if isinstance(t, T.MapType):
-        return f"map<{spark_type_name(t.key_type)}, {spark_type_name(t.value_type)}>"
+        return f"map<{spark_type_name(t.key_type, sql=sql)}{comma}{spark_type_name(t.value_type, sql=sql)}>"
     return str(t)  # timestamp_ns, variant, geometry ...: Iceberg's own name
 
 
@@ -119,6 +126,9 @@ def run_describe(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     """``DESC[RIBE] [EXTENDED|FORMATTED] t [column]``."""
     assert isinstance(stmt, c.DescribeTable)
     ref = ctx.resolve(stmt.name)
+    view = catalog_view(ctx, ref) if not ctx.table_exists(ref) else None
+    if view is not None and stmt.column is None:
+        return ResultSet(columns=_COLUMNS, rows=_column_rows(view[1].schema()))
     table = ctx.load(ref)
     schema = table.schema()
     if stmt.column is not None:
@@ -165,10 +175,13 @@ def run_describe(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
 def run_show_tblproperties(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     """``SHOW TBLPROPERTIES t [(key)]``."""
     assert isinstance(stmt, c.ShowTblProperties)
-    table = ctx.load(stmt.name)
-    props = _table_properties(table)
+    ref = ctx.resolve(stmt.name)
+    view = catalog_view(ctx, ref) if not ctx.table_exists(ref) else None
+    # Spark hides the table properties it reserves for DDL clauses (COMMENT, LOCATION, USING, OWNER)
+    stored = dict(view[1].properties) if view is not None else _table_properties(ctx.load(ref))
+    props = {k: v for k, v in stored.items() if k not in _RESERVED_PROPERTIES}
     if stmt.key is not None:
-        value = props.get(stmt.key, f"Table {table.name()} does not have property: {stmt.key}")
+        value = props.get(stmt.key, f"{'View' if view else 'Table'} {ref} does not have property: {stmt.key}")
         return ResultSet(columns=["key", "value"], rows=[(stmt.key, value)])
     return ResultSet(columns=["key", "value"], rows=sorted(props.items()))
 
@@ -185,7 +198,7 @@ def run_show_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     schema = table.schema()
     cols = []
     for f in schema.fields:
-        line = f"  {_quote(f.name)} {spark_type_name(f.field_type).upper()}"
+        line = f"  {_quote(f.name)} {spark_type_name(f.field_type, sql=True).upper()}"
         if f.required:
             line += " NOT NULL"
         if f.doc:

@@ -24,7 +24,8 @@ driver; the new files are deleted if the commit fails (unless its outcome is unk
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -32,9 +33,10 @@ from sqlglot import exp
 from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression, and_
 from floe.expressions.builders import equal_to, is_null
+from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
-from floe.sql.handlers.query import query_dataframe
+from floe.sql.handlers.query import expression_views, query_dataframe
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
 
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "change_message",
     "conform_dataframe",
+    "newest_snapshot_id",
     "quote",
     "run_delete",
     "run_insert",
@@ -60,17 +63,21 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def snapshot_properties(ctx: HandlerContext) -> dict[str, str]:
-    """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it).
+def snapshot_properties(ctx: HandlerContext, table: Table | None = None) -> dict[str, str]:
+    """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it),
+    and ``wap.id`` (which stages the snapshot) when ``spark.wap.id`` applies to ``table``.
 
     Metadata-only commits do not start Spark for it: they record the id only when Spark already runs.
     """
+    out: dict[str, str] = {}
+    wap_id = ctx.wap_settings(table)[0] if table is not None else None
+    if wap_id is not None:
+        out[P.WAP_ID] = wap_id
     if not ctx.spark_started:
-        return {}
-    try:
-        return {"spark.app.id": ctx.spark().sparkContext.applicationId}
-    except Exception:  # noqa: BLE001 - a summary nicety must never fail a write (e.g. Spark Connect has no context)
-        return {}
+        return out
+    with suppress(Exception):  # a summary nicety must never fail a write (e.g. Spark Connect has no context)
+        out["spark.app.id"] = ctx.spark().sparkContext.applicationId
+    return out
 
 
 def write_dataframe(
@@ -81,8 +88,9 @@ def write_dataframe(
     mode: str,
     overwrite_filter: BooleanExpression | None = None,
     what: str,
+    branch: str | None = None,
 ) -> Table:
-    """Write ``df`` (already in the table's column order and types) as one snapshot."""
+    """Write ``df`` (already in the table's column order and types) as one snapshot on ``branch``."""
     from floe.write import write
 
     with spark_errors(what):
@@ -91,7 +99,8 @@ def write_dataframe(
             df,
             mode=mode,  # type: ignore[arg-type]
             overwrite_filter=overwrite_filter,
-            snapshot_properties=snapshot_properties(ctx),
+            snapshot_properties=snapshot_properties(ctx, table),
+            branch=branch,
         )
 
 
@@ -108,14 +117,13 @@ def conform_dataframe(
     columns: Sequence[str] | None,
     static: Mapping[str, object],
     what: str,
+    by_name: bool = False,
 ) -> DataFrame:
-    """``df``'s columns mapped to the table's by position (or by ``columns``), cast to the table types.
-
-    Static partition values fill their columns; columns not given are NULL (an error if required).
+    """``df``'s columns mapped to the table's by position (by ``columns``, or ``by_name``), cast to the table
+    types. Static partition values fill their columns; every other column needs data, as in Spark.
 
     Raises:
-        ValidationError: wrong number of columns, unknown or duplicate column names, a required column
-            without a value.
+        ValidationError: wrong number of columns, unknown or duplicate column names, a column without data.
     """
     from pyspark.sql import functions as F
 
@@ -130,6 +138,8 @@ def conform_dataframe(
         return found
 
     static_cols = {canon(k): v for k, v in static.items()}
+    if by_name:
+        columns = list(df.columns)
     if columns is not None:
         targets = [canon(n) for n in columns]
     else:
@@ -155,10 +165,11 @@ def conform_dataframe(
             out.append(F.col(source[f.name]).cast(t).alias(f.name))
         elif f.name in static_cols:
             out.append(F.lit(static_cols[f.name]).cast(t).alias(f.name))
-        elif f.required:
-            raise ValidationError(f"{what}: required column {f.name!r} of table {table.name()} gets no value")
-        else:
-            out.append(F.lit(None).cast(t).alias(f.name))
+        else:  # as Spark's INSERT with a column list or BY NAME: every column needs data (no defaults)
+            raise ValidationError(
+                f"{what}: cannot write to table {table.name()}: no data for column {f.name!r} "
+                "(INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_FIND_DATA)"
+            )
     return df.select(*out)
 
 
@@ -169,8 +180,9 @@ def _values_dataframe(ctx: HandlerContext, rows: tuple[tuple[c.SqlExpr, ...], ..
         raise ValidationError(f"{what}: VALUES rows have different numbers of values ({sorted(widths)})")
     sql = "VALUES " + ", ".join("(" + ", ".join(v.sql for v in row) + ")" for row in rows)
     with spark_errors(what):
-        # One in-memory relation: one task writes it (one file, as Iceberg Java writes), not one per row.
-        return ctx.spark().sql(sql).coalesce(1)
+        # Spark's local relation, split as Spark splits it (min(rows, default parallelism) tasks): the
+        # table's distribution mode then decides the files, as in Iceberg Java.
+        return ctx.spark().sql(sql)
 
 
 def _static_filter(table: Table, static: Mapping[str, object]) -> BooleanExpression:
@@ -186,7 +198,7 @@ def run_insert(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     """``INSERT INTO|OVERWRITE t [PARTITION (...)] [(cols)] VALUES ... | query``."""
     assert isinstance(stmt, c.Insert)
     what = short_sql(stmt.sql) or "INSERT"
-    table = ctx.load(stmt.table)
+    table, branch = ctx.load_for_write(stmt.table)
     static = {k: v for k, v in stmt.partition.items() if v is not None}
     if stmt.values is not None:
         df = _values_dataframe(ctx, stmt.values, what)
@@ -195,20 +207,27 @@ def run_insert(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     else:
         raise ValidationError(f"{what}: nothing to insert")
     with spark_errors(what):
-        data = conform_dataframe(table, df, columns=stmt.columns, static=static, what=what)
-    before = table.metadata.current_snapshot_id
+        data = conform_dataframe(table, df, columns=stmt.columns, static=static, what=what, by_name=stmt.by_name)
+    before = newest_snapshot_id(table)
     if not stmt.overwrite:
-        write_dataframe(ctx, table, data, mode="append", what=what)
+        write_dataframe(ctx, table, data, mode="append", what=what, branch=branch)
     elif ctx.overwrite_mode() == "dynamic":
-        write_dataframe(ctx, table, data, mode="dynamic", what=what)
+        write_dataframe(ctx, table, data, mode="dynamic", what=what, branch=branch)
     else:
         flt = _static_filter(table, static) if static else None
-        write_dataframe(ctx, table, data, mode="overwrite", overwrite_filter=flt, what=what)
+        write_dataframe(ctx, table, data, mode="overwrite", overwrite_filter=flt, what=what, branch=branch)
     return ResultSet.empty(change_message(table, before, "Inserted" if not stmt.overwrite else "Overwrote"))
 
 
+def newest_snapshot_id(table: Table) -> int | None:
+    """The id of the table's newest snapshot: writes to a branch, or staged (WAP) writes, do not move main."""
+    snap = max(table.metadata.snapshots, key=lambda x: x.sequence_number or x.timestamp_ms, default=None)
+    return snap.snapshot_id if snap is not None else None
+
+
 def change_message(table: Table, before: int | None, verb: str) -> str:
-    snap = table.metadata.current_snapshot()
+    newest = newest_snapshot_id(table)
+    snap = table.metadata.snapshot_by_id(newest) if newest is not None else None
     if snap is None or snap.snapshot_id == before:
         return f"{table.name()}: no change"
     summary = snap.summary.as_dict() if snap.summary is not None else {}
@@ -230,41 +249,61 @@ def change_message(table: Table, before: int | None, verb: str) -> str:
 # -- row-level changes -----------------------------------------------------------------------------------
 
 
-def _unqualified(node: exp.Expression) -> exp.Expression:
-    """The condition with ``alias.col`` / ``t.col`` qualifiers dropped (the target table is the only source)."""
+TARGET_ALIAS = "__floe_target"  # the target rows' alias, for subqueries that refer to them (correlated)
+
+
+def _target_qualifiers(table: Table, alias: str | None) -> set[str]:
+    return {n.lower() for n in (alias, table.name().split(".")[-1]) if n}
+
+
+def _row_expression(table: Table, node: exp.Expression, alias: str | None, what: str) -> exp.Expression:
+    """A condition or value over the target's rows, in the form the row-level engine evaluates it.
+
+    Outside subqueries, ``t.col`` (the target's alias or name) becomes ``col`` and anything else dotted
+    is a struct field (``loc.lat``); inside subqueries ``t.col`` refers to the target row, aliased
+    :data:`TARGET_ALIAS`. A top-level column the table does not have fails before Spark runs.
+    """
+    qualifiers = _target_qualifiers(table, alias)
+    names = {f.name.lower() for f in table.schema().fields}
     copy = node.copy()
-    for col in copy.find_all(exp.Column):
-        if col.args.get("table") is not None:
-            col.set("table", None)
-        for key in ("db", "catalog"):
-            if col.args.get(key) is not None:
+    for col in list(copy.find_all(exp.Column)):
+        qualifier = col.args.get("table")
+        is_target = qualifier is not None and qualifier.name.lower() in qualifiers
+        inside_subquery = col.find_ancestor(exp.Select) is not None
+        if is_target:
+            col.set("table", exp.to_identifier(TARGET_ALIAS) if inside_subquery else None)
+            for key in ("db", "catalog"):
                 col.set(key, None)
+        if inside_subquery or not col.name:
+            continue
+        top = col.name if col.args.get("table") is None else col.args["table"].name
+        if top.lower() not in names:
+            raise ValidationError(f"{what}: table {table.name()} has no column {top!r}")
     return copy
 
 
-def _check_columns(table: Table, node: exp.Expression, what: str) -> None:
-    """Fail early (before Spark runs) on a condition naming a column the table does not have."""
-    names = {f.name.lower() for f in table.schema().fields}
-    for col in node.find_all(exp.Column):
-        if col.name and col.name.lower() not in names and not col.find_ancestor(exp.Subquery):
-            raise ValidationError(f"{what}: table {table.name()} has no column {col.name!r}")
+@contextmanager
+def _views(ctx: HandlerContext, node: exp.Expression | None) -> Iterator[str | None]:
+    """The expression's Spark SQL, its subqueries' tables registered as views for the block (None: no node)."""
+    if node is None:
+        yield None
+        return
+    with expression_views(ctx, node) as sql:
+        yield sql
 
 
 def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     """``DELETE FROM t [WHERE cond]``: floe.spark.row_level.delete_rows (metadata-only where whole files match)."""
     assert isinstance(stmt, c.Delete)
     what = short_sql(stmt.sql) or "DELETE"
-    table = ctx.load(stmt.table)
-    cond_sql: str | None = None
-    if stmt.where is not None:
-        node = _unqualified(stmt.where.node)
-        _check_columns(table, node, what)
-        cond_sql = node.sql(dialect="spark")
+    table, branch = ctx.load_for_write(stmt.table)
+    node = _row_expression(table, stmt.where.node, stmt.alias, what) if stmt.where is not None else None
     from floe.spark.row_level import delete_rows  # pyspark loads only when a row-level change runs
 
-    before = table.metadata.current_snapshot_id
-    with spark_errors(what):
-        changed = delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx), what=what)
+    before = newest_snapshot_id(table)
+    with _views(ctx, node) as cond_sql, spark_errors(what):
+        changed = delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx, table),
+                              what=what, target_alias=TARGET_ALIAS, branch=branch)
     if not changed:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing deleted")
     return ResultSet.empty(change_message(table.refresh(), before, "Deleted"))
@@ -274,29 +313,27 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     """``UPDATE t SET c = expr, ... [WHERE cond]``: floe.spark.row_level.update_rows."""
     assert isinstance(stmt, c.Update)
     what = short_sql(stmt.sql) or "UPDATE"
-    table = ctx.load(stmt.table)
-    by_name = {f.name.lower(): f for f in table.schema().fields}
-    sets: dict[str, str] = {}
+    table, branch = ctx.load_for_write(stmt.table)
+    qualifiers = _target_qualifiers(table, stmt.alias)
+    values: dict[str, exp.Expression] = {}
     for a in stmt.assignments:
         parts = a.column.split(".")
-        target = by_name.get(parts[-1].lower()) if len(parts) <= 2 else None
-        if target is None:
-            raise ValidationError(f"{what}: table {table.name()} has no column {a.column!r}")
-        if target.name in sets:
-            raise ValidationError(f"{what}: column {target.name!r} is assigned twice")
-        value = _unqualified(a.value.node)
-        _check_columns(table, value, what)
-        sets[target.name] = value.sql(dialect="spark")
-    cond_sql: str | None = None
-    if stmt.where is not None:
-        node = _unqualified(stmt.where.node)
-        _check_columns(table, node, what)
-        cond_sql = node.sql(dialect="spark")
+        if len(parts) > 1 and parts[0].lower() in qualifiers:
+            parts = parts[1:]  # t.col: the target's alias or name
+        column = ".".join(parts)
+        if column.lower() in (k.lower() for k in values):
+            raise ValidationError(f"{what}: column {column!r} is assigned twice")
+        values[column] = _row_expression(table, a.value.node, stmt.alias, what)
+    node = _row_expression(table, stmt.where.node, stmt.alias, what) if stmt.where is not None else None
     from floe.spark.row_level import update_rows  # pyspark loads only when a row-level change runs
 
-    before = table.metadata.current_snapshot_id
-    with spark_errors(what):
-        changed = update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what)
+    before = newest_snapshot_id(table)
+    with ExitStack() as stack:
+        sets = {column: stack.enter_context(expression_views(ctx, value)) for column, value in values.items()}
+        cond_sql = stack.enter_context(_views(ctx, node))
+        with spark_errors(what):
+            changed = update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what, target_alias=TARGET_ALIAS,
+                                  branch=branch, snapshot_properties=snapshot_properties(ctx, table))
     if not changed:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing updated")
     return ResultSet.empty(change_message(table.refresh(), before, "Updated"))

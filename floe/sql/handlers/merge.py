@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from floe.errors import ValidationError
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
-from floe.sql.handlers.dml import change_message, quote, snapshot_properties
+from floe.sql.handlers.dml import change_message, newest_snapshot_id, quote, snapshot_properties
 from floe.sql.handlers.query import query_dataframe
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
@@ -70,7 +70,7 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     """``MERGE INTO target USING source ON cond WHEN ...``: floe.spark.row_level.merge_into."""
     assert isinstance(stmt, c.Merge)
     what = short_sql(stmt.sql) or "MERGE INTO"
-    table = ctx.load(stmt.target)
+    table, branch = ctx.load_for_write(stmt.target)
     t = stmt.target_alias or stmt.target[-1]
     s = stmt.source_alias or (stmt.source_table.name[-1] if stmt.source_table is not None else "source")
     if t.lower() == s.lower():
@@ -90,10 +90,10 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         )
         for clause in stmt.clauses
     ]
-    before = table.metadata.current_snapshot_id
+    before = newest_snapshot_id(table)
     with spark_errors(what):
         merge_into(table, source, stmt.on.sql, clauses, target_alias=t, source_alias=s,
-                   snapshot_properties=snapshot_properties(ctx), what=what)
+                   snapshot_properties=snapshot_properties(ctx, table), what=what, branch=branch)
     table = table.refresh()
     if all(cl.match == "not_matched" for cl in stmt.clauses):
         return ResultSet.empty(change_message(table, before, "Inserted"))
@@ -101,7 +101,8 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
 
 
 def _merge_message(table: Table, before: int | None) -> str:
-    snap = table.metadata.current_snapshot()
+    newest = newest_snapshot_id(table)
+    snap = table.metadata.snapshot_by_id(newest) if newest is not None else None
     if snap is None or snap.snapshot_id == before:
         return f"{table.name()}: no change"
     summary = snap.summary.as_dict() if snap.summary is not None else {}

@@ -10,22 +10,29 @@ are Spark's.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from floe.errors import NoSuchSnapshotError, ValidationError
+from sqlglot import exp
+
+from floe.catalog.views import ViewCatalog
+from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.identifiers import ResolvedTable
-from floe.sql.parser import short_sql
+from floe.sql.parser import parse_statement, short_sql
+from floe.sql.queries import rewrite_tables, spark_sql, table_refs
 from floe.sql.result import ResultSet
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
+    from floe.spec.view_metadata import ViewMetadata
     from floe.table.table import Table
 
-__all__ = ["query_dataframe", "result_from_dataframe", "run_explain", "run_select", "table_dataframe"]
+__all__ = ["catalog_view", "expression_views", "query_dataframe", "result_from_dataframe", "run_explain", "run_select", "table_dataframe"]
 
 
 def _time_travel_options(ctx: HandlerContext, table: Table, ref: c.TableRef, resolved: ResolvedTable) -> dict[str, Any]:
@@ -41,7 +48,8 @@ def _time_travel_options(ctx: HandlerContext, table: Table, ref: c.TableRef, res
         opts["as_of_timestamp"] = resolved.as_of_timestamp_ms
     tt = ref.time_travel
     if tt is None:
-        return opts
+        wap_branch = ctx.read_branch(table) if not opts else None
+        return {"branch": wap_branch} if wap_branch is not None else opts
     if opts:
         raise ValidationError(f"Table {ref} combines a snapshot selector with {tt.kind.upper()} AS OF")
     if tt.kind == "version":
@@ -65,15 +73,71 @@ def _time_travel_options(ctx: HandlerContext, table: Table, ref: c.TableRef, res
     return {"as_of_timestamp": ctx.timestamp_ms(value)}
 
 
-def table_dataframe(ctx: HandlerContext, ref: c.TableRef) -> DataFrame:
-    """The DataFrame a query's table reference reads (table, snapshot, or metadata table)."""
+def _metadata_columns(node: exp.Expression) -> frozenset[str]:
+    """Iceberg metadata columns (``_file``, ``_pos`` ...) a query names: only those are read (they cost)."""
+    from floe.spark.metadata_columns import METADATA_COLUMNS
+
+    # Every part: ``_partition.category`` parses as column ``category`` of "table" ``_partition``.
+    named = {part.name.lower() for col in node.find_all(exp.Column) for part in col.parts}
+    return frozenset(named) & frozenset(METADATA_COLUMNS)
+
+
+def catalog_view(ctx: HandlerContext, resolved: ResolvedTable) -> tuple[ViewCatalog, ViewMetadata, str] | None:
+    """The Iceberg view a plain name resolves to when no table has it: (catalog, metadata, file), else None."""
+    if resolved.location is not None or resolved.metadata_table or resolved.branch or resolved.tag:
+        return None
+    catalog = ctx.catalog(resolved.catalog)
+    if not isinstance(catalog, ViewCatalog) or not catalog.view_exists(resolved.identifier):
+        return None
+    metadata, location = catalog.load_view(resolved.identifier)
+    return catalog, metadata, location
+
+
+def _view_dataframe(ctx: HandlerContext, name: str, catalog: str, view: ViewMetadata) -> DataFrame:
+    """A view's rows: its Spark SQL run with the catalog and namespace it was created in, columns renamed
+    to the view's schema."""
+    version = view.current_version()
+    sql = version.sql_for("spark")
+    if sql is None:
+        dialects = sorted({getattr(r, "dialect", r.type) for r in version.representations})
+        raise UnsupportedError(f"View {name} has no Spark SQL (it has: {', '.join(dialects) or 'none'})")
+    stmt = parse_statement(sql)
+    if not isinstance(stmt, c.Select):
+        raise ValidationError(f"View {name} does not hold a query: {short_sql(sql)}")
+    session = ctx.session
+    saved = session.current_catalog, session.current_namespace
+    default_catalog = version.default_catalog
+    session.current_catalog = default_catalog if default_catalog in session.catalog_properties else catalog
+    session.current_namespace = tuple(version.default_namespace) or None
+    try:
+        df = query_dataframe(ctx, stmt.query, what=f"Reading view {name}")
+    finally:
+        session.current_catalog, session.current_namespace = saved
+    names = [f.name for f in view.schema().fields]
+    if len(names) != len(df.columns):
+        raise ValidationError(f"View {name} stores {len(names)} columns but its query now gives {len(df.columns)}")
+    return df.toDF(*names)
+
+
+def table_dataframe(ctx: HandlerContext, ref: c.TableRef, *, metadata_columns: frozenset[str] = frozenset()) -> DataFrame:
+    """The DataFrame a query's table reference reads (table, snapshot, metadata table, or view); a table gets
+    the ``metadata_columns`` its schema does not shadow (a real column of that name wins, as in Spark)."""
     resolved = ctx.resolve(ref.name, allow_metadata=True)
+    if ref.time_travel is None and not ctx.table_exists(resolved):
+        view = catalog_view(ctx, resolved)
+        if view is not None:
+            return _view_dataframe(ctx, str(resolved), resolved.catalog, view[1])
     base = ResolvedTable(
         catalog=resolved.catalog, namespace=resolved.namespace, name=resolved.name, location=resolved.location
     )
     table = ctx.load(base)
     spark = ctx.spark()
     opts = _time_travel_options(ctx, table, ref, resolved)
+    if resolved.metadata_table == "changes":
+        from floe.spark.changelog import changelog_dataframe
+
+        with spark_errors(f"Reading {resolved}"):
+            return changelog_dataframe(spark, table)
     if resolved.metadata_table is not None:
         from floe.spark.metadata_tables import metadata_table_df
 
@@ -88,7 +152,23 @@ def table_dataframe(ctx: HandlerContext, ref: c.TableRef) -> DataFrame:
             return metadata_table_df(spark, table, resolved.metadata_table, snapshot_id=snapshot_id)
     from floe.spark.read import read
 
-    return read(spark, table, **opts)
+    hidden = [n for n in sorted(metadata_columns) if table.schema().find_field_or_none(n, case_sensitive=False) is None]
+    return read(spark, table, **opts, metadata_columns=hidden)
+
+
+def _register_views(
+    ctx: HandlerContext, refs: Sequence[c.TableRef], registered: list[str], metadata_columns: frozenset[str] = frozenset()
+) -> dict[int, str]:
+    """A view name per table reference (Floe tables registered as views, appended to ``registered``)."""
+    spark = ctx.spark()
+    views: dict[int, str] = {}
+    for ref in refs:
+        if _is_spark_temp_view(spark, ref):
+            views[ref.index] = ref.name[0]  # the caller's own temporary view: Spark resolves it first
+            continue
+        views[ref.index] = ctx.temp_view(table_dataframe(ctx, ref, metadata_columns=metadata_columns), ref.name[-1])
+        registered.append(views[ref.index])
+    return views
 
 
 def query_dataframe(ctx: HandlerContext, query: c.Query, *, what: str = "SELECT", prefix: str = "") -> DataFrame:
@@ -96,21 +176,30 @@ def query_dataframe(ctx: HandlerContext, query: c.Query, *, what: str = "SELECT"
 
     ``prefix`` goes before the rewritten SQL (``EXPLAIN EXTENDED ``).
     """
-    views: dict[int, str] = {}
     registered: list[str] = []
-    spark = ctx.spark()
     try:
-        for ref in query.tables:
-            if _is_spark_temp_view(spark, ref):
-                views[ref.index] = ref.name[0]  # the caller's own temporary view: Spark resolves it first
-                continue
-            df = table_dataframe(ctx, ref)
-            views[ref.index] = ctx.temp_view(df, ref.name[-1])
-            registered.append(views[ref.index])
+        views = _register_views(ctx, query.tables, registered, _metadata_columns(query.node))
         sql = query.rewrite(lambda r: views[r.index]) if query.tables else query.sql
         with spark_errors(what):
             # spark.sql analyses eagerly: the plan holds the views' plans, so the views can go right after
-            return spark.sql(prefix + sql)
+            return ctx.spark().sql(prefix + sql)
+    finally:
+        ctx.drop_views(registered)
+
+
+@contextmanager
+def expression_views(ctx: HandlerContext, node: exp.Expression) -> Iterator[str]:
+    """Spark SQL of an expression whose subqueries read catalog tables (``id IN (SELECT id FROM cat.db.k)``),
+    with those tables registered as views until the block ends (the expression is analysed lazily).
+    """
+    refs = table_refs(node)
+    if not refs:
+        yield spark_sql(node)
+        return
+    registered: list[str] = []
+    try:
+        views = _register_views(ctx, refs, registered)
+        yield rewrite_tables(node, refs, lambda r: views[r.index])
     finally:
         ctx.drop_views(registered)
 

@@ -1,0 +1,35 @@
+-- spark-ddl: CREATE TABLE, CTAS, RTAS, DROP, RENAME, table properties
+CREATE TABLE cat.db.sample (id bigint NOT NULL COMMENT 'unique id', data string) USING iceberg;
+DESCRIBE cat.db.sample;
+CREATE TABLE cat.db.sample_p (id bigint, data string, category string) USING iceberg PARTITIONED BY (category);
+CREATE TABLE cat.db.sample_h (id bigint, data string, category string, ts timestamp) USING iceberg PARTITIONED BY (bucket(16, id), days(ts), category);
+DESCRIBE cat.db.sample_h;
+INSERT INTO cat.db.sample_h VALUES (1, 'a', 'x', TIMESTAMP '2021-01-01 10:00:00'), (2, 'b', 'y', TIMESTAMP '2021-01-02 11:00:00');
+SELECT * FROM cat.db.sample_h ORDER BY id;
+SELECT partition, record_count, file_count FROM cat.db.sample_h.partitions;
+CREATE TABLE cat.db.ctas USING iceberg AS SELECT id, data FROM cat.db.sample_h;
+SELECT * FROM cat.db.ctas ORDER BY id;
+CREATE TABLE cat.db.ctas_p USING iceberg PARTITIONED BY (category) TBLPROPERTIES ('key'='value') AS SELECT id, category FROM cat.db.sample_h;
+SELECT partition, record_count FROM cat.db.ctas_p.partitions ORDER BY partition.category;
+SHOW TBLPROPERTIES cat.db.ctas_p ('key');
+REPLACE TABLE cat.db.ctas USING iceberg AS SELECT id, data, category FROM cat.db.sample_h WHERE id = 1;
+SELECT * FROM cat.db.ctas;
+SELECT operation FROM cat.db.ctas.snapshots;
+CREATE OR REPLACE TABLE cat.db.ctas USING iceberg PARTITIONED BY (category) TBLPROPERTIES ('key'='v2') AS SELECT id, category FROM cat.db.sample_h;
+SELECT * FROM cat.db.ctas ORDER BY id;
+SELECT count(*) FROM cat.db.ctas.snapshots;
+SHOW TBLPROPERTIES cat.db.ctas ('key');
+SHOW TABLES IN cat.db;
+ALTER TABLE cat.db.sample SET TBLPROPERTIES ('read.split.target-size'='268435456');
+SHOW TBLPROPERTIES cat.db.sample ('read.split.target-size');
+ALTER TABLE cat.db.sample UNSET TBLPROPERTIES ('read.split.target-size');
+ALTER TABLE cat.db.sample SET TBLPROPERTIES ('comment' = 'A table comment.');
+SHOW TBLPROPERTIES cat.db.sample ('comment');
+DROP TABLE cat.db.sample;
+DROP TABLE cat.db.sample_p PURGE;
+SHOW TABLES IN cat.db;
+CREATE TABLE cat.db.sample_p (id bigint) USING iceberg;
+CREATE TABLE cat.db.sample_p (id bigint) USING iceberg;
+CREATE TABLE IF NOT EXISTS cat.db.sample_p (id bigint) USING iceberg;
+DROP TABLE IF EXISTS cat.db.nothing_here;
+DROP TABLE cat.db.nothing_here

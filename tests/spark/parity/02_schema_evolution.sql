@@ -1,0 +1,31 @@
+-- spark-ddl: ALTER TABLE ... columns
+CREATE TABLE cat.db.sample (id bigint NOT NULL, data string, other_column int, measurement float, nested struct<a: int, col: int, other_col: int>, location struct<lat: double, long: double>) USING iceberg;
+INSERT INTO cat.db.sample VALUES (1, 'a', 10, 1.5, named_struct('a', 1, 'col', 2, 'other_col', 3), named_struct('lat', 1.0, 'long', 2.0));
+ALTER TABLE cat.db.sample ADD COLUMNS (new_column string comment 'new_column docs');
+ALTER TABLE cat.db.sample ADD COLUMN point struct<x: double, y: double>;
+ALTER TABLE cat.db.sample ADD COLUMN point.z double;
+ALTER TABLE cat.db.sample ADD COLUMN points array<struct<x: double, y: double>>;
+ALTER TABLE cat.db.sample ADD COLUMN points.element.z double;
+ALTER TABLE cat.db.sample ADD COLUMN pmap map<struct<x: int>, struct<a: int>>;
+ALTER TABLE cat.db.sample ADD COLUMN pmap.value.b int;
+ALTER TABLE cat.db.sample ADD COLUMN new_column2 bigint AFTER other_column;
+ALTER TABLE cat.db.sample ADD COLUMN nested.new_column bigint FIRST;
+DESCRIBE cat.db.sample;
+ALTER TABLE cat.db.sample RENAME COLUMN data TO payload;
+ALTER TABLE cat.db.sample RENAME COLUMN location.lat TO latitude;
+ALTER TABLE cat.db.sample ALTER COLUMN measurement TYPE double;
+ALTER TABLE cat.db.sample ALTER COLUMN measurement TYPE double COMMENT 'unit is bytes per second';
+ALTER TABLE cat.db.sample ALTER COLUMN measurement COMMENT 'unit is kilobytes per second';
+ALTER TABLE cat.db.sample ALTER COLUMN other_column FIRST;
+ALTER TABLE cat.db.sample ALTER COLUMN nested.col AFTER other_col;
+ALTER TABLE cat.db.sample ALTER COLUMN id DROP NOT NULL;
+DESCRIBE cat.db.sample;
+SELECT other_column, id, payload, measurement, nested, location FROM cat.db.sample;
+ALTER TABLE cat.db.sample DROP COLUMN id;
+ALTER TABLE cat.db.sample DROP COLUMN point.z;
+ALTER TABLE cat.db.sample ALTER COLUMN measurement TYPE int;
+ALTER TABLE cat.db.sample ALTER COLUMN other_column TYPE bigint;
+ALTER TABLE cat.db.sample ADD COLUMN payload string;
+INSERT INTO cat.db.sample (other_column, payload) VALUES (5, 'e');
+SELECT other_column, payload, new_column FROM cat.db.sample ORDER BY other_column;
+DESCRIBE cat.db.sample

@@ -1,0 +1,33 @@
+-- spark-writes: DELETE FROM and UPDATE (copy-on-write)
+CREATE TABLE cat.db.events (id bigint, session_time int, ignored boolean, ts timestamp, c1 string, c2 string) USING iceberg PARTITIONED BY (days(ts));
+INSERT INTO cat.db.events VALUES (1, 5, false, TIMESTAMP '2020-05-01 01:00:00', 'a', 'a'), (2, 15, false, TIMESTAMP '2020-05-02 01:00:00', 'b', 'b'), (3, 25, false, TIMESTAMP '2020-06-02 01:00:00', 'c', 'c'), (4, 35, false, TIMESTAMP '2020-04-02 01:00:00', 'd', 'd');
+CREATE TABLE cat.db.good_events (session_time int) USING iceberg;
+INSERT INTO cat.db.good_events VALUES (20), (30);
+CREATE TABLE cat.db.orders (oid bigint, order_status string) USING iceberg;
+INSERT INTO cat.db.orders VALUES (1, 'open'), (2, 'open'), (3, 'open');
+CREATE TABLE cat.db.returned_orders (oid bigint) USING iceberg;
+INSERT INTO cat.db.returned_orders VALUES (2);
+UPDATE cat.db.events SET c1 = 'update_c1', c2 = 'update_c2' WHERE ts >= '2020-05-01 00:00:00' and ts < '2020-06-01 00:00:00';
+SELECT id, c1, c2 FROM cat.db.events ORDER BY id;
+UPDATE cat.db.events SET session_time = 0, ignored = true WHERE session_time < (SELECT min(session_time) FROM cat.db.good_events);
+SELECT id, session_time, ignored FROM cat.db.events ORDER BY id;
+UPDATE cat.db.orders AS t1 SET order_status = 'returned' WHERE EXISTS (SELECT oid FROM cat.db.returned_orders WHERE t1.oid = oid);
+SELECT * FROM cat.db.orders ORDER BY oid;
+DELETE FROM cat.db.events WHERE ts >= '2020-05-01 00:00:00' and ts < '2020-06-01 00:00:00';
+SELECT id FROM cat.db.events ORDER BY id;
+SELECT operation, summary['deleted-data-files'] FROM cat.db.events.snapshots;
+DELETE FROM cat.db.events WHERE session_time < (SELECT max(session_time) FROM cat.db.good_events);
+SELECT id FROM cat.db.events ORDER BY id;
+DELETE FROM cat.db.orders AS t1 WHERE EXISTS (SELECT oid FROM cat.db.returned_orders WHERE t1.oid = oid);
+SELECT * FROM cat.db.orders ORDER BY oid;
+DELETE FROM cat.db.orders WHERE oid IN (SELECT oid + 2 FROM cat.db.returned_orders);
+SELECT * FROM cat.db.orders ORDER BY oid;
+CREATE TABLE cat.db.nest (id bigint, loc struct<lat: double, lon: double>) USING iceberg;
+INSERT INTO cat.db.nest VALUES (1, named_struct('lat', 1.0, 'lon', 2.0));
+UPDATE cat.db.nest SET loc.lat = 9.0 WHERE id = 1;
+SELECT * FROM cat.db.nest;
+DELETE FROM cat.db.nest WHERE loc.lon = 2.0;
+SELECT count(*) FROM cat.db.nest;
+DELETE FROM cat.db.orders;
+SELECT count(*) FROM cat.db.orders;
+SELECT operation FROM cat.db.orders.snapshots

@@ -1,0 +1,33 @@
+-- branching.md / spark-procedures: write-audit-publish with wap.id and wap.branch
+CREATE TABLE cat.db.tbl (id bigint, data string) USING iceberg;
+INSERT INTO cat.db.tbl VALUES (1, 'a'), (2, 'b');
+ALTER TABLE cat.db.tbl SET TBLPROPERTIES ('write.wap.enabled'='true');
+SET spark.wap.id = wap-1;
+INSERT INTO cat.db.tbl VALUES (3, 'c');
+SELECT * FROM cat.db.tbl ORDER BY id;
+SELECT operation, summary['wap.id'] FROM cat.db.tbl.snapshots;
+SELECT count(*) FROM cat.db.tbl.history;
+RESET spark.wap.id;
+CALL cat.system.cherrypick_snapshot('db.tbl', ${snapshot:db.tbl:-1});
+SELECT * FROM cat.db.tbl ORDER BY id;
+SET spark.wap.id = wap-2;
+INSERT INTO cat.db.tbl VALUES (4, 'd');
+RESET spark.wap.id;
+CALL cat.system.publish_changes('db.tbl', 'wap-2');
+SELECT * FROM cat.db.tbl ORDER BY id;
+CALL cat.system.publish_changes('db.tbl', 'wap-unknown');
+ALTER TABLE cat.db.tbl CREATE BRANCH `audit-branch` RETAIN 7 DAYS;
+SET spark.wap.branch = audit-branch;
+INSERT INTO cat.db.tbl VALUES (5, 'e');
+SELECT * FROM cat.db.tbl ORDER BY id;
+SELECT * FROM cat.db.tbl VERSION AS OF 'audit-branch' ORDER BY id;
+RESET spark.wap.branch;
+SELECT * FROM cat.db.tbl ORDER BY id;
+CALL cat.system.fast_forward('db.tbl', 'main', 'audit-branch');
+SELECT * FROM cat.db.tbl ORDER BY id;
+SELECT name FROM cat.db.tbl.refs ORDER BY name;
+SET spark.wap.branch = new-branch;
+INSERT INTO cat.db.tbl VALUES (6, 'f');
+RESET spark.wap.branch;
+SELECT name FROM cat.db.tbl.refs ORDER BY name;
+SELECT count(*) FROM cat.db.tbl.branch_new-branch

@@ -1,0 +1,37 @@
+-- spark-queries: metadata tables
+CREATE TABLE cat.db.tbl (id bigint, data string, category string) USING iceberg PARTITIONED BY (category) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read');
+INSERT INTO cat.db.tbl VALUES (1, 'a', 'x'), (2, 'b', 'x'), (3, 'c', 'y');
+INSERT INTO cat.db.tbl VALUES (4, 'd', 'y');
+DELETE FROM cat.db.tbl WHERE id = 1;
+SELECT parent_id IS NULL, is_current_ancestor FROM cat.db.tbl.history;
+SELECT latest_schema_id, latest_sequence_number FROM cat.db.tbl.metadata_log_entries;
+SELECT operation, summary FROM cat.db.tbl.snapshots;
+SELECT h.operation, h.is_current_ancestor FROM (SELECT s.operation, h.is_current_ancestor, h.made_current_at FROM cat.db.tbl.history h JOIN cat.db.tbl.snapshots s ON h.snapshot_id = s.snapshot_id) h ORDER BY h.made_current_at;
+SELECT content, file_format, spec_id, record_count, partition, equality_ids, sort_order_id, null_value_counts, lower_bounds, upper_bounds FROM cat.db.tbl.files;
+SELECT content, record_count, partition FROM cat.db.tbl.data_files;
+SELECT content, record_count, partition FROM cat.db.tbl.delete_files;
+SELECT content, path, length, partition_spec_id, added_data_files_count, existing_data_files_count, deleted_data_files_count, added_delete_files_count, existing_delete_files_count, deleted_delete_files_count, partition_summaries FROM cat.db.tbl.manifests;
+SELECT partition, spec_id, record_count, file_count, position_delete_record_count, position_delete_file_count, equality_delete_record_count, equality_delete_file_count FROM cat.db.tbl.partitions;
+SELECT status, sequence_number, file_sequence_number, data_file.content, data_file.record_count FROM cat.db.tbl.entries;
+SELECT pos, partition, spec_id FROM cat.db.tbl.position_deletes;
+SELECT content, record_count, partition FROM cat.db.tbl.all_data_files;
+SELECT content, record_count FROM cat.db.tbl.all_delete_files;
+SELECT content, record_count FROM cat.db.tbl.all_files;
+SELECT status, sequence_number, data_file.content, data_file.record_count FROM cat.db.tbl.all_entries;
+SELECT content, added_data_files_count, reference_snapshot_id IS NOT NULL FROM cat.db.tbl.all_manifests;
+SELECT name, type FROM cat.db.tbl.refs;
+SELECT * FROM cat.db.tbl.files LIMIT 0;
+SELECT * FROM cat.db.tbl.manifests LIMIT 0;
+SELECT * FROM cat.db.tbl.partitions LIMIT 0;
+SELECT * FROM cat.db.tbl.entries LIMIT 0;
+SELECT * FROM cat.db.tbl.history LIMIT 0;
+SELECT * FROM cat.db.tbl.snapshots LIMIT 0;
+SELECT * FROM cat.db.tbl.refs LIMIT 0;
+SELECT * FROM cat.db.tbl.metadata_log_entries LIMIT 0;
+SELECT * FROM cat.db.tbl.position_deletes LIMIT 0;
+SELECT * FROM cat.db.tbl.all_manifests LIMIT 0;
+SELECT id, _file IS NOT NULL, _pos, _spec_id, _partition FROM cat.db.tbl ORDER BY id;
+SELECT readable_metrics.id.lower_bound, readable_metrics.data.upper_bound FROM cat.db.tbl.files WHERE content = 0 ORDER BY readable_metrics.id.lower_bound;
+CREATE TABLE cat.db.refs (x int) USING iceberg;
+INSERT INTO cat.db.refs VALUES (1);
+SELECT * FROM cat.db.refs

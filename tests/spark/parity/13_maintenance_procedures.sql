@@ -1,0 +1,34 @@
+-- spark-procedures: expire, orphan files, compaction, manifests
+CREATE TABLE cat.db.sample (id bigint, name string, category string) USING iceberg PARTITIONED BY (category) TBLPROPERTIES ('format-version'='2');
+INSERT INTO cat.db.sample VALUES (1, 'a', 'x'), (2, 'b', 'y');
+INSERT INTO cat.db.sample VALUES (3, 'foo', 'x'), (4, 'd', 'y');
+INSERT INTO cat.db.sample VALUES (5, 'e', 'x'), (6, 'f', 'y');
+CALL cat.system.rewrite_manifests('db.sample');
+CALL cat.system.rewrite_manifests('db.sample');
+CALL cat.system.rewrite_manifests(table => 'db.sample', spec_id => 0);
+CALL cat.system.rewrite_manifests(table => 'db.sample', use_caching => false);
+CALL cat.system.rewrite_data_files(table => 'db.sample', where => 'id = 3 and name = "foo"');
+CALL cat.system.rewrite_data_files('db.sample');
+SELECT count(*) FROM cat.db.sample.files;
+INSERT INTO cat.db.sample VALUES (7, 'g', 'x');
+CALL cat.system.rewrite_data_files(table => 'db.sample', options => map('min-input-files', '2', 'remove-dangling-deletes', 'true'));
+CALL cat.system.rewrite_data_files(table => 'db.sample', strategy => 'sort', sort_order => 'id DESC NULLS LAST,name ASC NULLS FIRST');
+CALL cat.system.rewrite_data_files(table => 'db.sample', strategy => 'sort', sort_order => 'zorder(id,name)');
+CALL cat.system.rewrite_data_files(table => 'db.sample', options => map('rewrite-all', 'true'));
+CALL cat.system.rewrite_data_files(table => 'db.sample', options => map('target-file-size-bytes', '1024', 'rewrite-all', 'true', 'partial-progress.enabled', 'true'));
+CALL cat.system.rewrite_data_files(table => 'db.sample', options => map('no-such-option', '1'));
+CALL cat.system.rewrite_data_files(table => 'db.sample', strategy => 'nope');
+SELECT * FROM cat.db.sample ORDER BY id;
+CALL cat.system.rewrite_position_delete_files('db.sample');
+CALL cat.system.rewrite_position_delete_files(table => 'db.sample', options => map('rewrite-all', 'true'));
+CALL cat.system.expire_snapshots('db.sample', TIMESTAMP '2021-06-30 00:00:00.000', 100);
+CALL cat.system.expire_snapshots(table => 'db.sample', snapshot_ids => ARRAY(${snapshot:db.sample:0}));
+CALL cat.system.expire_snapshots(table => 'db.sample', older_than => TIMESTAMP '2100-01-01 00:00:00', retain_last => 1);
+SELECT count(*) FROM cat.db.sample.snapshots;
+CALL cat.system.remove_orphan_files(table => 'db.sample', dry_run => true);
+CALL cat.system.remove_orphan_files(table => 'db.sample', older_than => TIMESTAMP '2100-01-01 00:00:00', dry_run => true);
+CALL cat.system.remove_orphan_files(table => 'db.sample', prefix_mismatch_mode => 'IGNORE');
+CALL cat.system.remove_orphan_files(table => 'db.sample', equal_schemes => map('file', 'file1'));
+CALL cat.system.compute_table_stats('db.sample');
+SELECT count(*) FROM cat.db.sample.files;
+SELECT * FROM cat.db.sample ORDER BY id
