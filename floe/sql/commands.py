@@ -26,7 +26,6 @@ __all__ = [
     "AlterColumnPosition",
     "AlterColumnType",
     "AlterTable",
-    "AlterTableChanges",
     "Assignment",
     "Call",
     "ColumnPosition",
@@ -477,14 +476,6 @@ class AlterColumnNullability(AlterTable):
 class AlterColumnPosition(AlterTable):
     column: str
     position: ColumnPosition
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterTableChanges(AlterTable):
-    """Several column changes in one statement (``ALTER COLUMN c TYPE double COMMENT 'x' FIRST``),
-    to apply in one schema update."""
-
-    changes: tuple[AlterTable, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

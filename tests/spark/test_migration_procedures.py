@@ -9,29 +9,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _sql_helpers import rows, run, table
 from pyspark.sql import SparkSession
 
 from floe.errors import FloeError, UnsupportedError, ValidationError
 from floe.spark.import_sources import parse_source_name
-from floe.sql import ResultSet
 from floe.sql.engine import SqlSession
-from floe.table.table import Table
 
 _N = itertools.count()
-
-
-def run(session: SqlSession, sql: str) -> ResultSet:
-    return session.sql(sql)[-1]
-
-
-def rows(session: SqlSession, sql: str) -> list[tuple[object, ...]]:
-    return sorted(run(session, sql).rows, key=repr)
-
-
-def table(session: SqlSession, name: str) -> Table:
-    t = session.catalog().load_table(f"db.{name}")  # type: ignore[attr-defined]
-    assert isinstance(t, Table)
-    return t
 
 
 def spark_source(spark: SparkSession, tmp_path: Path, *, partitioned: bool = True) -> str:

@@ -10,27 +10,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _sql_helpers import rows, run, table
 
 from floe.errors import ValidationError
 from floe.io.locations import to_local_path
 from floe.spec.manifest import DataFile, FileContent, FileFormat
-from floe.sql import ResultSet
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
-
-
-def run(session: SqlSession, sql: str) -> ResultSet:
-    return session.sql(sql)[-1]
-
-
-def rows(session: SqlSession, sql: str) -> list[tuple[object, ...]]:
-    return sorted(run(session, sql).rows, key=repr)
-
-
-def table(session: SqlSession, name: str) -> Table:
-    t = session.catalog().load_table(f"db.{name}")  # type: ignore[attr-defined]
-    assert isinstance(t, Table)
-    return t
 
 
 def pyiceberg_rows(t: Table) -> list[tuple[object, ...]]:

@@ -42,7 +42,6 @@ _ALTER_FORMS: tuple[type[c.AlterTable], ...] = (
     c.AlterColumnComment,
     c.AlterColumnNullability,
     c.AlterColumnPosition,
-    c.AlterTableChanges,
     c.AddPartitionField,
     c.DropPartitionField,
     c.ReplacePartitionField,

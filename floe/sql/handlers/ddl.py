@@ -303,14 +303,13 @@ def run_alter(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     elif isinstance(stmt, c.UnsetProperties):
         table.remove_properties(*stmt.keys)
     elif isinstance(stmt, (c.AddColumns, c.DropColumns, c.RenameColumn, c.AlterColumnType, c.AlterColumnComment,
-                           c.AlterColumnNullability, c.AlterColumnPosition, c.AlterTableChanges)):
+                           c.AlterColumnNullability, c.AlterColumnPosition)):
         # One transaction, one commit; positions of added columns go in a second schema update because a
         # column must exist before it can be moved.
         txn = table.transaction()
         update = txn.update_schema(case_sensitive=False)
         moves: list[tuple[str, c.ColumnPosition]] = []
-        for change in stmt.changes if isinstance(stmt, c.AlterTableChanges) else (stmt,):
-            _schema_change(table, update, change, moves)
+        _schema_change(table, update, stmt, moves)
         update.commit()
         if moves:
             mover = txn.update_schema(case_sensitive=False)
