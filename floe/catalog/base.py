@@ -13,7 +13,7 @@ here so that every catalog behaves the same way.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from floe.errors import (
     NoSuchNamespaceError,
     NoSuchTableError,
     TableAlreadyExistsError,
+    UnsupportedError,
 )
 from floe.io.fileio import FileIO
 from floe.table.identifiers import (
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from floe.spec.partitioning import PartitionSpec
     from floe.spec.schema import Schema
     from floe.spec.sort_order import SortOrder
+    from floe.spec.table_metadata import TableMetadata
     from floe.spec.updates import TableRequirement, TableUpdate
     from floe.table.operations import TableOperations
     from floe.table.table import Table
@@ -434,6 +436,29 @@ class Catalog(ABC):
         )
         location = ops.commit(base, base_location, new)
         return Table(ident, new, location, ops, catalog=self)
+
+    @property
+    def supports_multi_table_commits(self) -> bool:
+        """Whether :meth:`commit_tables` can swap several tables atomically in this catalog."""
+        return False
+
+    def commit_tables(
+        self, commits: Sequence[tuple[Identifier, TableMetadata, str, TableMetadata]]
+    ) -> list[str]:
+        """Swap several tables to new metadata atomically: all of them or none.
+
+        Args:
+            commits: ``(identifier, base, base_location, new)`` per table (distinct tables).
+
+        Returns:
+            The new metadata locations, in order.
+
+        Raises:
+            UnsupportedError: this catalog cannot (only the SQL catalog can: one database transaction).
+            CommitFailedError: a table changed since its base was read; none was changed.
+            CommitStateUnknownError: the outcome is unknown; nothing may be cleaned up.
+        """
+        raise UnsupportedError(f"Catalog {self.name} ({type(self).__name__}) cannot commit several tables atomically")
 
     def namespace_location(self, namespace: Namespace) -> str | None:
         """The ``location`` property of a namespace, if set."""

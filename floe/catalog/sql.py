@@ -16,7 +16,7 @@ Names and lookup rules live in :mod:`floe.catalog.sql_layout`, shared with the r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -493,6 +493,49 @@ class SqlCatalog(Catalog):
                 .values(metadata_location=new, previous_metadata_location=expected)
             )
         return bool(res.rowcount == 1)
+
+
+    @property
+    def supports_multi_table_commits(self) -> bool:
+        return True
+
+    def commit_tables(
+        self, commits: Sequence[tuple[Identifier, TableMetadata, str, TableMetadata]]
+    ) -> list[str]:
+        """Swap several tables in one database transaction (every compare-and-set or none)."""
+        io = self.io()
+        written = []
+        for _, _, base_location, new in commits:
+            location = next_metadata_location(new, base_location)
+            write_metadata(io, new, location, exclusive=False)
+            written.append(location)
+        t = self._tables
+        try:
+            with self.engine.begin() as conn:
+                for (ident, _, base_location, _), location in zip(commits, written):
+                    res = conn.execute(
+                        sa.update(t)
+                        .where(self._table_row(ident), t.c.metadata_location == base_location)
+                        .values(metadata_location=location, previous_metadata_location=base_location)
+                    )
+                    if res.rowcount != 1:
+                        raise CommitFailedError(
+                            f"Table {identifier_to_string(ident)} was changed concurrently: expected metadata "
+                            f"{base_location}; no table of this multi-table commit was changed"
+                        )
+        except CommitFailedError:
+            io.delete_many(written)
+            raise
+        except DBAPIError as e:
+            # One transaction: the first table's row tells whether all of them were swapped or none.
+            current = SqlTableOperations(self, commits[0][0]).reload_location()
+            if current == written[0]:
+                return written
+            if current == commits[0][2]:
+                io.delete_many(written)
+                raise CommitFailedError(f"Multi-table commit failed: {e}") from e
+            raise CommitStateUnknownError(f"Multi-table commit has an unknown outcome: {e}") from e
+        return written
 
 
 class SqlTableOperations(TableOperations):

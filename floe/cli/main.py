@@ -5,6 +5,7 @@
     floe tables [NAMESPACE]                    list tables            } answer from metadata alone,
     floe describe|history|snapshots|files T    inspect one table      } without starting Spark
     floe demo                                  the sensordata walkthrough
+    floe serve [--host H] [--port P] [--catalog NAME] [--token T ...]   an Iceberg REST catalog server
 
 Common options: ``--conf KEY=VALUE`` (repeatable; Spark-style catalog keys, see floe.config),
 ``--format table|json|csv``, ``--debug`` (show tracebacks). Errors print one red line on stderr and
@@ -85,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("namespace", nargs="?", help="[catalog.]namespace (default: every namespace)")
     _common(p, suppress=True)
 
+    p = sub.add_parser("serve", help="serve a catalog over Iceberg's REST catalog protocol")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8181, help="port (default 8181)")
+    p.add_argument("--catalog", help="catalog to serve (default: the default catalog)")
+    p.add_argument(
+        "--token", action="append", default=[], metavar="T", help="a static bearer token with admin rights (repeatable)"
+    )
+    _common(p, suppress=True)
+
     for name, what in (
         ("describe", "schema, partitioning, properties and location"),
         ("history", "the table's history (snapshot log)"),
@@ -110,6 +120,10 @@ def _run(args: argparse.Namespace) -> int:
         from floe.cli.shell import run_shell
 
         return run_shell(config, fmt=args.format)
+    if cmd == "serve":
+        from floe.cli.serve import run_serve
+
+        return run_serve(config, host=args.host, port=args.port, catalog=args.catalog, tokens=args.token)
     if cmd == "demo":
         from floe.demo import run as run_demo
 

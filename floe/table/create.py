@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
+from floe.errors import ValidationError
 from floe.io.arrow_schema import arrow_to_schema
 from floe.spec import properties as props
 from floe.spec.metadata_builder import MetadataBuilder, new_table_metadata
@@ -15,9 +16,22 @@ from floe.spec.schema import Schema, assign_fresh_ids, walk_fields
 from floe.spec.sort_order import UNSORTED_SORT_ORDER, SortField, SortOrder
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.types import IcebergType, ListType, MapType, NestedField, StructType
-from floe.spec.updates import TableUpdate
+from floe.spec.updates import (
+    LAST_ADDED,
+    AddPartitionSpec,
+    AddSchema,
+    AddSortOrder,
+    AssignUUID,
+    SetCurrentSchema,
+    SetDefaultSortOrder,
+    SetDefaultSpec,
+    SetLocation,
+    SetProperties,
+    TableUpdate,
+    UpgradeFormatVersion,
+)
 
-__all__ = ["create_table_metadata", "replacement_updates", "to_schema"]
+__all__ = ["create_table_metadata", "creation_updates", "replacement_updates", "to_schema"]
 
 
 def to_schema(schema: Schema | pa.Schema) -> Schema:
@@ -50,6 +64,35 @@ def create_table_metadata(
         location,
         properties,
     )
+
+
+def creation_updates(metadata: TableMetadata) -> list[TableUpdate]:
+    """The updates that build a new table's first ``metadata`` from nothing (a REST create commit).
+
+    Applying them to no base (``apply_updates(None, ...)``) gives the same table: uuid, format version,
+    location, its schema, partition spec and sort order (with their ids) as current, and its properties.
+
+    Raises:
+        ValidationError: ``metadata`` is not a new table (it has snapshots or several schemas/specs/orders).
+    """
+    md = metadata
+    if md.snapshots or len(md.schemas) != 1 or len(md.partition_specs) != 1 or len(md.sort_orders) != 1:
+        raise ValidationError(f"Table metadata at {md.location} is not a new table; cannot describe its creation")
+    out: list[TableUpdate] = [UpgradeFormatVersion(md.format_version)]
+    if md.table_uuid is not None:
+        out.append(AssignUUID(md.table_uuid))
+    out += [
+        SetLocation(md.location),
+        AddSchema(md.schema(), md.last_column_id),
+        SetCurrentSchema(LAST_ADDED),
+        AddPartitionSpec(md.spec()),
+        SetDefaultSpec(LAST_ADDED),
+        AddSortOrder(md.sort_orders[0]),
+        SetDefaultSortOrder(LAST_ADDED),
+    ]
+    if md.properties:
+        out.append(SetProperties(dict(md.properties)))
+    return out
 
 
 def _reuse_ids(schema: Schema, base: Schema, last_column_id: int) -> Schema:

@@ -8,10 +8,12 @@ snapshot producers only ever talk to this interface, so commit logic is written 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from floe.errors import UnsupportedError
 from floe.io.fileio import FileIO
 from floe.spec.table_metadata import TableMetadata
+from floe.spec.updates import TableRequirement, TableUpdate
 from floe.table.identifiers import Identifier, identifier_to_string
 
 __all__ = ["ReadOnlyTableOperations", "TableOperations"]
@@ -48,6 +50,29 @@ class TableOperations(ABC):
             CommitStateUnknownError: the outcome is unknown; the caller must not delete anything the new
                 metadata references.
         """
+
+    def commit_changes(
+        self,
+        base: TableMetadata | None,
+        base_location: str | None,
+        requirements: Sequence[TableRequirement],
+        updates: Sequence[TableUpdate],
+        new: TableMetadata,
+    ) -> tuple[TableMetadata, str]:
+        """Commit a change given both as data (``requirements`` + ``updates`` on ``base``) and as its result.
+
+        Catalogs that write metadata files themselves swap in ``new`` with :meth:`commit` (their
+        compare-and-set on the metadata location is at least as strict as the requirements); the REST
+        catalog sends the requirements and updates and returns the metadata the server stored. When
+        ``base`` is None the updates create the table from nothing.
+
+        Returns:
+            The committed metadata and the location of its file.
+
+        Raises:
+            The errors of :meth:`commit`.
+        """
+        return new, self.commit(base, base_location, new)
 
     def reload_location(self) -> str | None:
         """The current metadata location, or None when it cannot be read (used to resolve unknown outcomes)."""

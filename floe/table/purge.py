@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from floe.errors import ValidationError
 from floe.io.fileio import FileIO
 from floe.scan.planner import read_manifest_files
@@ -25,10 +27,16 @@ def require_gc_enabled(metadata: TableMetadata, table_name: str) -> None:
         )
 
 
-def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: str | None) -> int:
+def purge_table_files(
+    io: FileIO, metadata: TableMetadata, metadata_location: str | None, *, inside: str | None = None
+) -> int:
     """Delete data and delete files, manifests, manifest lists, statistics and metadata files.
 
     Missing files are skipped (a purge may be re-run after a partial failure).
+
+    Args:
+        inside: delete only files strictly below this folder (``floe serve`` passes the table's location:
+            a remote client must not make the server delete files its metadata merely references).
 
     Returns:
         How many locations were deleted or already absent.
@@ -57,5 +65,14 @@ def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: st
     doomed += [e.metadata_file for e in metadata.metadata_log]
     if metadata_location:
         doomed.append(metadata_location)
+    if inside is not None:
+        fs, root = io.resolve(inside)
+        root = posixpath.normpath(root) + "/"
+        kept = []
+        for location in doomed:
+            other, path = io.resolve(location)
+            if other.type_name == fs.type_name and posixpath.normpath(path).startswith(root):
+                kept.append(location)
+        doomed = kept
     io.delete_many(doomed)
     return len(doomed)

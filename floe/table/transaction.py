@@ -23,8 +23,11 @@ from floe.spec.updates import (
     TableRequirement,
     TableUpdate,
     UpgradeFormatVersion,
+    requirements_for_create,
+    requirements_for_update,
     validate_requirements,
 )
+from floe.table.create import creation_updates
 from floe.table.manage import ManageSnapshots
 from floe.table.operations import TableOperations
 from floe.table.pending import PendingUpdate, StaticUpdates
@@ -223,8 +226,10 @@ class Transaction:
 
         def attempt(n: int) -> tuple[TableMetadata, str]:
             if self._initial is not None:  # creating: the staged metadata is the whole table
-                new = self._current if n == 0 else apply_updates(self._initial, self._replay(self._initial))
-                return new, self._ops.commit(None, None, new)
+                staged = self._updates if n == 0 else self._replay(self._initial)
+                new = self._current if n == 0 else apply_updates(self._initial, staged)
+                created = [*creation_updates(self._initial), *staged]
+                return self._ops.commit_changes(None, None, requirements_for_create(), created, new)
             if n == 0:
                 base, base_location, updates = self._base, self._base_location, self._updates
             else:
@@ -235,7 +240,9 @@ class Transaction:
                 return base, base_location  # nothing to change: no new metadata version
             # One build from the base records the replaced file in metadata-log (spec "Table Metadata").
             new = apply_updates(base, updates, previous_metadata_location=base_location)
-            return new, self._ops.commit(base, base_location, new)
+            # The commit as data (REST's shape): each change asserts the part of the base it depends on.
+            requirements = requirements_for_update(base, updates)
+            return self._ops.commit_changes(base, base_location, requirements, updates, new)
 
         def policy() -> RetryPolicy:
             return RetryPolicy.from_properties(self._current.properties)

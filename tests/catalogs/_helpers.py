@@ -43,6 +43,16 @@ def catalog_props(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
             "uri": request.getfixturevalue("postgres_url"),
             "warehouse": warehouse,
         }
+    if kind == "rest":  # floe serve over a SQLite catalog, in a thread, for this test only
+        from floe.server import background_server
+
+        backing = floe.load_catalog(
+            f"srv{uuid.uuid4().hex[:8]}", type="sql", uri=f"sqlite:///{tmp_path}/served.db", warehouse=warehouse
+        )
+        server = background_server(backing)
+        running = server.__enter__()
+        request.addfinalizer(lambda: server.__exit__(None, None, None))
+        return {"name": name, "type": "rest", "uri": running.uri}
     if kind == "mysql":
         return {
             "name": name,

@@ -1,0 +1,34 @@
+"""``floe serve``: the configured catalog over Iceberg's REST catalog protocol."""
+
+from __future__ import annotations
+
+from floe.config import FloeConfig, open_catalog
+from floe.errors import ValidationError
+
+__all__ = ["run_serve"]
+
+
+def run_serve(config: FloeConfig, *, host: str, port: int, catalog: str | None, tokens: list[str]) -> int:
+    """Serve ``catalog`` (default: the default catalog) until interrupted; returns the exit status.
+
+    Settings (OAuth2 clients, tokens with grants, limits) come from the ``[server]`` table of the
+    configuration file (see :mod:`floe.server.settings`); ``--token`` adds admin tokens.
+
+    Raises:
+        ValidationError: an unknown catalog, a bad port, or no credentials on a non-loopback address.
+    """
+    from floe.catalog.base import Catalog
+    from floe.server import ServerSettings, serve
+
+    if not 0 < port < 65536:
+        raise ValidationError(f"--port must be 1-65535, got {port}")
+    name = catalog or config.default_catalog
+    served = open_catalog(name, config.catalog_properties(name))
+    assert isinstance(served, Catalog)
+    from floe.catalog.rest import RestCatalog
+
+    if isinstance(served, RestCatalog):
+        raise ValidationError(f"Catalog {name!r} is itself a REST catalog; serve a SQL or Hadoop catalog")
+    settings = ServerSettings.from_config_file(config.config_file).with_admin_tokens(tokens)
+    serve(served, settings, host=host, port=port)
+    return 0

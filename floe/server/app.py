@@ -1,0 +1,277 @@
+"""The ASGI app of ``floe serve``: Iceberg's REST catalog routes over one Floe catalog (Starlette).
+
+Routing works on the raw request path, one percent-decoded segment at a time, so a name holding ``/``
+(``%2F``) stays one name and reaches the catalog's name checks (400) instead of changing the route.
+Each request is, in order: size-checked (``Content-Length`` above ``max-body-bytes``: 413),
+authenticated (401), rate-limited per principal or, before authentication, per client address (429),
+routed (404 / 405, or 406 for spec routes Floe does not serve), authorized per namespace by the handler
+(403), then its body read with the size cap and parsed (400) and the handler run in a worker thread.
+Errors are the spec's ``{"error": {"message", "type", "code"}}``; an unexpected one is logged and
+answered with 500 without details.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from floe.catalog.base import Catalog
+from floe.catalog.rest_protocol import (
+    NotAuthorizedError,
+    RestError,
+    decode_namespace,
+    decode_segment,
+    error_json,
+    error_status,
+)
+from floe.errors import FloeError, ValidationError
+from floe.server.handlers import Handlers, Reply
+from floe.server.security import RateLimiter, TokenStore
+from floe.server.settings import Principal, ServerSettings
+
+__all__ = ["ANONYMOUS", "create_app"]
+
+log = logging.getLogger("floe.server")
+ANONYMOUS = Principal("anonymous", {"*": "admin"})
+_METHODS = ["GET", "HEAD", "POST", "DELETE", "PUT", "PATCH"]
+
+
+class _TooLarge(RestError):
+    pass
+
+
+def _error(code: int, kind: str, message: str, *, head: bool = False) -> Response:
+    if head:
+        return Response(status_code=code)
+    return JSONResponse(error_json(message, kind, code), status_code=code)
+
+
+class _Request:
+    """What a handler needs from the HTTP request."""
+
+    def __init__(self, principal: Principal, params: Mapping[str, str], body: Any) -> None:
+        self.principal = principal
+        self.params = params
+        self.body = body
+
+
+Action = Callable[[_Request], Reply]
+
+
+class CatalogApp:
+    """Routes, authentication and limits around :class:`Handlers`."""
+
+    def __init__(self, catalog: Catalog, settings: ServerSettings, *, anonymous: bool) -> None:
+        self.handlers = Handlers(catalog, prefix=catalog.name)
+        self.settings = settings
+        self.tokens = TokenStore(settings)
+        self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
+        self.anonymous = anonymous
+
+    # -- routing ---------------------------------------------------------------------------------
+    def route(self, method: str, segments: list[str]) -> Action | None | str:
+        """The action for a request, None for no such route, ``"405"``/``"406"`` for wrong method or
+        a spec route Floe does not serve."""
+        h = self.handlers
+        if segments == ["v1", "config"]:
+            return (lambda r: h.config(r.principal, r.params)) if method == "GET" else "405"
+        if len(segments) < 3 or segments[0] != "v1" or segments[1] != h.prefix:
+            return None
+        rest = segments[2:]
+        table: dict[tuple[str, ...], dict[str, Action]] = {}
+        if rest == ["namespaces"]:
+            table[()] = {
+                "GET": lambda r: h.list_namespaces(r.principal, r.params),
+                "POST": lambda r: h.create_namespace(r.principal, r.body),
+            }
+        elif rest == ["tables", "rename"]:
+            table[()] = {"POST": lambda r: h.rename_table(r.principal, r.body)}
+        elif rest == ["transactions", "commit"]:
+            table[()] = {"POST": lambda r: h.commit_transaction(r.principal, r.body)}
+        elif rest[0] == "namespaces" and len(rest) >= 2:
+            ns = decode_namespace(rest[1])
+            tail = rest[2:]
+            if not tail:
+                table[()] = {
+                    "GET": lambda r: h.load_namespace(r.principal, ns),
+                    "HEAD": lambda r: h.namespace_exists(r.principal, ns),
+                    "DELETE": lambda r: h.drop_namespace(r.principal, ns),
+                }
+            elif tail == ["properties"]:
+                table[()] = {"POST": lambda r: h.update_namespace_properties(r.principal, ns, r.body)}
+            elif tail == ["tables"]:
+                table[()] = {
+                    "GET": lambda r: h.list_tables(r.principal, ns, r.params),
+                    "POST": lambda r: h.create_table(r.principal, ns, r.body),
+                }
+            elif tail == ["register"]:
+                table[()] = {"POST": lambda r: h.register_table(r.principal, ns, r.body)}
+            elif tail[0] == "tables" and len(tail) == 2:
+                ident = (*ns, tail[1])
+                table[()] = {
+                    "GET": lambda r: h.load_table(r.principal, ident, r.params),
+                    "HEAD": lambda r: h.table_exists(r.principal, ident),
+                    "POST": lambda r: h.commit_table(r.principal, ident, r.body),
+                    "DELETE": lambda r: h.drop_table(r.principal, ident, r.params),
+                }
+            elif tail[0] == "tables" and len(tail) == 3 and tail[2] == "metrics":
+                ident = (*ns, tail[1])
+                table[()] = {"POST": lambda r: h.report_metrics(r.principal, ident, r.body)}
+            elif tail[0] == "views" or (tail[0] == "tables" and len(tail) >= 3):
+                return "406"  # views, scan planning, credentials: in the spec, not served by Floe
+        if not table:
+            return None
+        action = table[()].get(method)
+        return action if action is not None else "405"
+
+    # -- the request -----------------------------------------------------------------------------
+    async def endpoint(self, request: Request) -> Response:
+        """Answer one request (the single Starlette route)."""
+        head = request.method == "HEAD"
+        try:
+            return await self._handle(request)
+        except Exception as e:  # the server boundary: every failure becomes the spec's error model
+            code, kind = error_status(e)
+            if code >= 500 and not isinstance(e, FloeError):
+                log.exception("floe serve: %s %s failed", request.method, request.url.path)
+                return _error(500, "InternalServerError", "Internal server error", head=head)
+            if code >= 500:
+                log.warning("floe serve: %s %s: %s", request.method, request.url.path, e)
+            return _error(code, kind, str(e), head=head)
+
+    async def _handle(self, request: Request) -> Response:
+        head = request.method == "HEAD"
+        client = f"ip:{request.client.host if request.client else '?'}"
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.settings.max_body_bytes):
+            return _error(413, "RequestTooLargeException", f"Request body exceeds {self.settings.max_body_bytes} bytes")
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        segments = [decode_segment(s) for s in raw_path.decode("latin-1").split("/")[1:]]
+        if segments and segments[-1] == "":
+            segments.pop()
+        if segments == ["v1", "oauth", "tokens"]:
+            wait = self.limiter.allow(client)
+            if wait:
+                return self._too_many(wait)
+            if request.method != "POST":
+                return _error(405, "MethodNotAllowedException", "Use POST for /v1/oauth/tokens")
+            return await self._oauth(request)
+        principal: Principal | None = None
+        auth_error: NotAuthorizedError | None = None
+        if self.anonymous:
+            principal = ANONYMOUS
+        else:
+            try:
+                principal = self.tokens.authenticate(request.headers.get("authorization"))
+            except NotAuthorizedError as e:
+                auth_error = e
+        wait = self.limiter.allow(client if principal is None else f"principal:{principal.name}")
+        if wait:
+            return self._too_many(wait)
+        if auth_error is not None or principal is None:
+            raise auth_error or NotAuthorizedError("Not authorized", code=401, error_type="NotAuthorizedException")
+        action = self.route(request.method, segments)
+        if action is None:
+            return _error(404, "NoSuchEndpointException", f"No route {request.method} {request.url.path}", head=head)
+        if action == "405":
+            return _error(405, "MethodNotAllowedException", f"Method {request.method} not allowed on {request.url.path}", head=head)
+        if action == "406":
+            return _error(406, "UnsupportedOperationException", f"{request.url.path} is not served by floe serve", head=head)
+        assert callable(action)
+        body = await self._json_body(request) if request.method in ("POST", "PUT", "PATCH") else None
+        status, payload = await run_in_threadpool(action, _Request(principal, dict(request.query_params), body))
+        if status == 204 or payload is None or head:
+            if status == 404:
+                return _error(404, "NotFoundException", "Not found", head=head)
+            return Response(status_code=status)
+        return JSONResponse(payload, status_code=status)
+
+    def _too_many(self, wait: float) -> Response:
+        resp = _error(429, "TooManyRequestsException", "Rate limit exceeded; retry later")
+        resp.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
+        return resp
+
+    async def _read_body(self, request: Request) -> bytes:
+        limit = self.settings.max_body_bytes
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise _TooLarge(f"Request body exceeds {limit} bytes", code=413, error_type="RequestTooLargeException")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _json_body(self, request: Request) -> Any:
+        data = await self._read_body(request)
+        if not data:
+            return None
+        try:
+            return json.loads(data)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ValidationError(f"Request body is not valid JSON: {e}") from e
+
+    async def _oauth(self, request: Request) -> Response:
+        """OAuth2 client credentials (RFC 6749 4.4), errors in OAuth2's own shape."""
+
+        def oauth_error(code: int, error: str, description: str) -> Response:
+            return JSONResponse({"error": error, "error_description": description}, status_code=code)
+
+        try:
+            form = dict(parse_qsl((await self._read_body(request)).decode("utf-8"), keep_blank_values=True))
+        except (UnicodeDecodeError, ValueError):
+            return oauth_error(400, "invalid_request", "the body must be application/x-www-form-urlencoded")
+        except _TooLarge as e:
+            return oauth_error(413, "invalid_request", str(e))
+        if form.get("grant_type") != "client_credentials":
+            return oauth_error(400, "unsupported_grant_type", "only grant_type=client_credentials is supported")
+        client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
+        basic = request.headers.get("authorization", "")
+        if basic.lower().startswith("basic ") and not client_id:
+            import base64
+            import binascii
+
+            try:
+                client_id, _, secret = base64.b64decode(basic[6:].strip()).decode("utf-8").partition(":")
+            except (binascii.Error, UnicodeDecodeError):
+                return oauth_error(400, "invalid_request", "malformed Basic authorization")
+        try:
+            issued = self.tokens.issue(client_id, secret)
+        except NotAuthorizedError:
+            return oauth_error(401, "invalid_client", "unknown client or wrong secret")
+        return JSONResponse({
+            "access_token": issued.access_token,
+            "token_type": "bearer",
+            "expires_in": issued.expires_in,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+        })
+
+
+def create_app(catalog: Catalog, settings: ServerSettings | None = None, *, anonymous: bool = False) -> Starlette:
+    """The ASGI app serving ``catalog``.
+
+    Args:
+        catalog: the catalog to serve (its name is the route prefix).
+        settings: tokens, OAuth2 clients, grants and limits (default: none configured).
+        anonymous: serve without authentication (every caller is admin); only for loopback use.
+
+    Raises:
+        ValidationError: no credential is configured and ``anonymous`` is not set.
+    """
+    settings = settings or ServerSettings()
+    if not anonymous and not (settings.tokens or settings.clients):
+        raise ValidationError(
+            "floe serve needs credentials: pass --token, configure [server.clients.*] / [server.tokens.*] in "
+            "floe.toml, or serve anonymously on a loopback address"
+        )
+    handler = CatalogApp(catalog, settings, anonymous=anonymous)
+    return Starlette(routes=[Route("/{path:path}", handler.endpoint, methods=_METHODS)])

@@ -1,0 +1,103 @@
+"""Running ``floe serve``: uvicorn in the foreground, or in a background thread (tests, notebooks).
+
+Without configured credentials the server is anonymous (every caller is admin), which is only allowed
+on a loopback address: anything reachable from other machines must authenticate.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+from floe.catalog.base import Catalog
+from floe.errors import FloeError, ValidationError
+from floe.server.app import create_app
+from floe.server.settings import ServerSettings
+
+__all__ = ["BackgroundServer", "background_server", "serve"]
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _config(catalog: Catalog, settings: ServerSettings, host: str, port: int, log_level: str) -> uvicorn.Config:
+    anonymous = not (settings.tokens or settings.clients)
+    if anonymous and not _is_loopback(host):
+        raise ValidationError(
+            f"floe serve on {host} needs credentials (--token, or [server.clients.*] / [server.tokens.*] in "
+            "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
+        )
+    app = create_app(catalog, settings, anonymous=anonymous)
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off")
+
+
+def serve(catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8181) -> None:
+    """Serve ``catalog`` until interrupted (``floe serve``).
+
+    Raises:
+        ValidationError: no credentials on a non-loopback address.
+    """
+    uvicorn.Server(_config(catalog, settings, host, port, "info")).run()
+
+
+class BackgroundServer:
+    """A ``floe serve`` running in a thread of this process; ``uri`` is its base URL."""
+
+    def __init__(self, catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self._sock.bind((host, port))
+        self.host, self.port = host, int(self._sock.getsockname()[1])
+        self._server = uvicorn.Server(_config(catalog, settings, host, self.port, "warning"))
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, name="floe-serve", daemon=True
+        )
+
+    @property
+    def uri(self) -> str:
+        """``http://host:port``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self, timeout_s: float = 30.0) -> BackgroundServer:
+        """Start serving and wait until the server accepts requests.
+
+        Raises:
+            FloeError: it did not start in time.
+        """
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise FloeError(f"floe serve on {self.uri} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread."""
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
+
+
+@contextmanager
+def background_server(
+    catalog: Catalog, settings: ServerSettings | None = None, *, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[BackgroundServer]:
+    """``with background_server(catalog) as server:`` serve ``catalog`` at ``server.uri`` (a free port)."""
+    server = BackgroundServer(catalog, settings or ServerSettings(), host=host, port=port).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,160 @@
+"""``floe serve`` settings: who may do what, and the limits, from the ``[server]`` table of floe.toml.
+
+```toml
+[server]
+token-ttl-s = 3600               # lifetime of OAuth2 tokens issued by /v1/oauth/tokens
+max-body-bytes = 10485760        # larger request bodies get 413
+rate-limit-per-s = 50            # sustained requests per second per client (token bucket) ...
+rate-limit-burst = 100           # ... and the bucket's size; 429 when empty
+
+[server.clients.etl]             # an OAuth2 client (client credentials grant)
+secret = "change-me"
+grants = { "*" = "read", "sales" = "write" }
+
+[server.tokens.dashboard]        # a static bearer token
+token = "t0k3n"
+grants = { "reports" = "read" }
+```
+
+A grant names a namespace (``a.b``; it covers its children) or ``*`` (everything) and a level: ``read``
+(list, load, exists, metrics), ``write`` (create, register, commit, drop, rename tables), ``admin``
+(create, drop namespaces and change their properties). ``--token`` tokens get ``admin`` on ``*``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from floe.errors import ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["LEVELS", "Grants", "Principal", "ServerSettings"]
+
+LEVELS = {"read": 1, "write": 2, "admin": 3}
+Grants = Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Someone the server knows: a name and grants (namespace or ``*`` -> level)."""
+
+    name: str
+    grants: Grants
+
+    def level_for(self, namespace: tuple[str, ...]) -> int:
+        """The highest level granted on ``namespace`` (by ``*``, itself or an ancestor); 0 for none."""
+        best = LEVELS.get(self.grants.get("*", ""), 0)
+        for i in range(1, len(namespace) + 1):
+            best = max(best, LEVELS.get(self.grants.get(".".join(namespace[:i]), ""), 0))
+        return best
+
+    def sees(self, namespace: tuple[str, ...]) -> bool:
+        """Whether listing may show ``namespace``: readable, or on the way to a granted namespace."""
+        if self.level_for(namespace) >= LEVELS["read"]:
+            return True
+        prefix = ".".join(namespace) + "."
+        return any(k.startswith(prefix) for k in self.grants)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Authentication, authorization and limits of one ``floe serve``."""
+
+    tokens: Mapping[str, Principal] = field(default_factory=dict)  # static bearer token -> principal
+    clients: Mapping[str, tuple[str, Principal]] = field(default_factory=dict)  # client id -> (secret, principal)
+    token_ttl_s: float = 3600.0
+    max_body_bytes: int = 10 * 1024 * 1024
+    rate_limit_per_s: float = 50.0
+    rate_limit_burst: int = 100
+
+    def with_admin_tokens(self, tokens: list[str]) -> ServerSettings:
+        """These settings plus static tokens with ``admin`` on everything (``floe serve --token``)."""
+        extra = {t: Principal(f"token-{i + 1}", {"*": "admin"}) for i, t in enumerate(tokens)}
+        return ServerSettings(
+            {**self.tokens, **extra}, self.clients, self.token_ttl_s, self.max_body_bytes,
+            self.rate_limit_per_s, self.rate_limit_burst,
+        )
+
+    @staticmethod
+    def from_mapping(table: Mapping[str, Any], *, source: str = "[server]") -> ServerSettings:
+        """Settings from a ``[server]`` table (see the module docstring).
+
+        Raises:
+            ValidationError: an unknown key, a malformed value or grant (one line naming it).
+        """
+        known = {"token-ttl-s", "max-body-bytes", "rate-limit-per-s", "rate-limit-burst", "clients", "tokens"}
+        unknown = sorted(set(table) - known)
+        if unknown:
+            raise ValidationError(f"{source}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+
+        def number(key: str, default: float, *, integer: bool = False) -> Any:
+            value = table.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValidationError(f"{source}: {key} must be a positive number, got {value!r}")
+            return int(value) if integer else float(value)
+
+        tokens: dict[str, Principal] = {}
+        for name, entry in _tables(table.get("tokens"), f"{source}.tokens").items():
+            token = entry.get("token")
+            if not isinstance(token, str) or not token:
+                raise ValidationError(f"{source}.tokens.{name}: 'token' must be a non-empty string")
+            tokens[token] = Principal(name, _grants(entry.get("grants"), f"{source}.tokens.{name}"))
+        clients: dict[str, tuple[str, Principal]] = {}
+        for name, entry in _tables(table.get("clients"), f"{source}.clients").items():
+            secret = entry.get("secret")
+            if not isinstance(secret, str) or not secret:
+                raise ValidationError(f"{source}.clients.{name}: 'secret' must be a non-empty string")
+            clients[name] = (secret, Principal(name, _grants(entry.get("grants"), f"{source}.clients.{name}")))
+        return ServerSettings(
+            tokens=tokens,
+            clients=clients,
+            token_ttl_s=number("token-ttl-s", 3600.0),
+            max_body_bytes=number("max-body-bytes", 10 * 1024 * 1024, integer=True),
+            rate_limit_per_s=number("rate-limit-per-s", 50.0),
+            rate_limit_burst=number("rate-limit-burst", 100, integer=True),
+        )
+
+    @staticmethod
+    def from_config_file(path: Path | None) -> ServerSettings:
+        """The ``[server]`` table of a floe.toml (defaults when there is no file or no table).
+
+        Raises:
+            ValidationError: the file is not valid TOML or the table is malformed.
+        """
+        if path is None:
+            return ServerSettings()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise ValidationError(f"Invalid config file {path}: {e}") from None
+        table = data.get("server") or {}
+        if not isinstance(table, Mapping):
+            raise ValidationError(f"Config file {path}: [server] must be a table")
+        return ServerSettings.from_mapping(table, source=f"{path} [server]")
+
+
+def _tables(node: Any, source: str) -> dict[str, Mapping[str, Any]]:
+    if node is None:
+        return {}
+    if not isinstance(node, Mapping) or not all(isinstance(v, Mapping) for v in node.values()):
+        raise ValidationError(f"{source} must hold tables ([{source.split(' ')[-1]}.<name>])")
+    return {str(k): v for k, v in node.items()}
+
+
+def _grants(node: Any, source: str) -> dict[str, str]:
+    if not isinstance(node, Mapping) or not node:
+        raise ValidationError(f"{source}: 'grants' must be a table of namespace = \"read|write|admin\"")
+    out: dict[str, str] = {}
+    for ns, level in node.items():
+        if level not in LEVELS:
+            raise ValidationError(f"{source}: grant {ns!r} = {level!r} is not one of read, write, admin")
+        out[str(ns)] = str(level)
+    return out
