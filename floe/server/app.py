@@ -1,4 +1,4 @@
-"""The ASGI app of ``floe serve``: Iceberg's REST catalog routes over one Floe catalog (Starlette).
+"""The ASGI app of ``floe serve``: Iceberg's REST catalog routes over one Floe catalog (Starlette requests).
 
 Routing works on the raw request path, one percent-decoded segment at a time, so a name holding ``/``
 (``%2F``) stays one name and reaches the catalog's name checks (400) instead of changing the route.
@@ -18,11 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import request_response
+from starlette.types import Receive, Scope, Send
 
 from floe.catalog.base import Catalog
 from floe.catalog.rest_protocol import (
@@ -38,11 +38,10 @@ from floe.server.handlers import Handlers, Reply
 from floe.server.security import RateLimiter, TokenStore
 from floe.server.settings import Principal, ServerSettings
 
-__all__ = ["ANONYMOUS", "create_app"]
+__all__ = ["ANONYMOUS", "RestCatalogApp", "create_app"]
 
 log = logging.getLogger("floe.server")
 ANONYMOUS = Principal("anonymous", {"*": "admin"})
-_METHODS = ["GET", "HEAD", "POST", "DELETE", "PUT", "PATCH"]
 
 
 class _TooLarge(RestError):
@@ -256,7 +255,29 @@ class CatalogApp:
         })
 
 
-def create_app(catalog: Catalog, settings: ServerSettings | None = None, *, anonymous: bool = False) -> Starlette:
+class RestCatalogApp:
+    """The ASGI app: every HTTP request goes to :meth:`CatalogApp.endpoint` (routing is ours, on the raw
+    path: Starlette's router matches the decoded path, where ``%2F`` or ``%0A`` in a name would change or
+    miss the route); lifespan events are acknowledged."""
+
+    def __init__(self, handler: CatalogApp) -> None:
+        self.handler = handler
+        self._http = request_response(handler.endpoint)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+
+def create_app(catalog: Catalog, settings: ServerSettings | None = None, *, anonymous: bool = False) -> RestCatalogApp:
     """The ASGI app serving ``catalog``.
 
     Args:
@@ -273,5 +294,4 @@ def create_app(catalog: Catalog, settings: ServerSettings | None = None, *, anon
             "floe serve needs credentials: pass --token, configure [server.clients.*] / [server.tokens.*] in "
             "floe.toml, or serve anonymously on a loopback address"
         )
-    handler = CatalogApp(catalog, settings, anonymous=anonymous)
-    return Starlette(routes=[Route("/{path:path}", handler.endpoint, methods=_METHODS)])
+    return RestCatalogApp(CatalogApp(catalog, settings, anonymous=anonymous))
