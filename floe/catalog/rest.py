@@ -355,6 +355,32 @@ class RestCatalog(Catalog):
         _send_commit(self, f"{self._base}/transactions/commit", {"table-changes": changes}, what="multi-table commit")
 
 
+    def commit_transactions(self, transactions: Sequence[Transaction]) -> list[Table]:
+        """Commit Floe transactions on several tables atomically, all or none (no replay on conflict).
+
+        Returns:
+            The tables, loaded after the commit.
+
+        Raises:
+            UnsupportedError: the server does not offer multi-table transactions.
+            CommitFailedError: a table changed since its transaction began; nothing was committed and
+                the transactions' files were deleted.
+            CommitStateUnknownError: the outcome is unknown; nothing was deleted.
+        """
+        commits = [(t.table.identifier, *t.staged_commit()) for t in transactions]
+        try:
+            self.commit_transaction(commits)
+        except CommitStateUnknownError:
+            raise
+        except BaseException:
+            for t in transactions:
+                t.settle(committed=False)
+            raise
+        for t in transactions:
+            t.settle(committed=True)
+        return [self.load_table(t.table.identifier) for t in transactions]
+
+
 def _quote(name: str) -> str:
     from urllib.parse import quote
 

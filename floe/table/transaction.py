@@ -208,6 +208,29 @@ class Transaction:
             updates += step
         return updates
 
+    def staged_commit(self) -> tuple[tuple[TableRequirement, ...], tuple[TableUpdate, ...]]:
+        """The staged changes as a commit given as data: requirements on this transaction's base, updates.
+
+        Used by multi-table commits (:meth:`floe.catalog.rest.RestCatalog.commit_transactions`), which
+        send several of these at once and are not replayed on conflict.
+
+        Raises:
+            ValidationError: the transaction is committed already, or creates its table.
+        """
+        if self._done or self._base is None:
+            raise ValidationError(
+                f"Transaction on table {self._table.name()} is committed or creates its table; it cannot join a "
+                "multi-table commit"
+            )
+        return requirements_for_update(self._base, self._updates), tuple(self._updates)
+
+    def settle(self, *, committed: bool) -> None:
+        """End a transaction committed by someone else (a multi-table commit): delete what its actions
+        wrote unless ``committed``, and refuse further use. Never call it after an unknown outcome."""
+        self._done = True
+        for action in self._actions:
+            action._cleanup(committed=committed)
+
     def commit_transaction(self) -> Table:
         """Write one new metadata version with every staged change.
 
