@@ -37,7 +37,7 @@ import pickle
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -136,8 +136,9 @@ def _relaxed(target: T.DataType, data: T.DataType) -> T.DataType:
     return target
 
 
-def project_to_table(df: DataFrame, schema: Schema, *, table_name: str) -> DataFrame:
-    """``df`` as the table's columns (by name, table order, table types with field ids).
+def project_to_table(df: DataFrame, schema: Schema, *, table_name: str, extra: Sequence[str] = ()) -> DataFrame:
+    """``df`` as the table's columns (by name, table order, table types with field ids), then the ``extra``
+    columns of ``df`` as they are (e.g. a changelog's operation column).
 
     Missing optional columns become nulls; narrower types are widened; a null in a required top-level
     column fails the Spark job with a message naming the column (see :func:`required_null_marker`).
@@ -161,7 +162,7 @@ def project_to_table(df: DataFrame, schema: Schema, *, table_name: str) -> DataF
                 col = _known_not_null(F.when(col.isNull(), F.raise_error(F.lit(msg))).otherwise(col))
         # The id goes on the alias itself: metadata added by a later projection can be optimized away.
         cols.append(col.alias(f.name, metadata=metadata))
-    return df.select(*cols)
+    return df.select(*cols, *[F.col(f"`{c}`") for c in extra])
 
 
 def _target_spark_schema(schema: Schema) -> T.StructType:

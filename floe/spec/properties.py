@@ -197,6 +197,8 @@ MERGE_ISOLATION_LEVEL = "write.merge.isolation-level"
 ISOLATION_LEVEL_DEFAULT = "serializable"
 SPARK_WRITE_ACCEPT_ANY_SCHEMA = "write.spark.accept-any-schema"
 WRITE_AUDIT_PUBLISH_ENABLED = "write.wap.enabled"
+UPSERT_ENABLED = "write.upsert.enabled"  # CDC: every insert replaces its key (equality delete + insert)
+UPSERT_ENABLED_DEFAULT = False
 WAP_ID = "wap.id"  # snapshot summary key of a staged write-audit-publish snapshot
 
 # --- commit --------------------------------------------------------------------------------------
@@ -243,7 +245,7 @@ ROW_LINEAGE = "row-lineage"  # informational: v3 tables always track row lineage
 
 _BOOLEAN_KEYS = frozenset({
     METADATA_DELETE_AFTER_COMMIT_ENABLED, OBJECT_STORE_ENABLED, MANIFEST_MERGE_ENABLED, GC_ENABLED,
-    SPARK_WRITE_ACCEPT_ANY_SCHEMA, WRITE_AUDIT_PUBLISH_ENABLED, SNAPSHOT_ID_INHERITANCE_ENABLED,
+    SPARK_WRITE_ACCEPT_ANY_SCHEMA, WRITE_AUDIT_PUBLISH_ENABLED, SNAPSHOT_ID_INHERITANCE_ENABLED, UPSERT_ENABLED,
 })
 _INTEGER_KEYS = frozenset({
     METADATA_PREVIOUS_VERSIONS_MAX, WRITE_TARGET_FILE_SIZE_BYTES, DELETE_TARGET_FILE_SIZE_BYTES,

@@ -16,6 +16,9 @@ switches it off there.
   overwritePartitions, create, replace, createOrReplace, with using/partitionedBy/tableProperty).
 - ``df.write.format("iceberg")...saveAsTable(name)`` / ``insertInto(name)`` on Floe tables through Floe;
   ``save(name)`` uses the ``iceberg`` data source, which carries the session's catalogs to its workers.
+- ``df.writeStream...toTable(name)`` / ``.format("iceberg")...start(name or path)``: Floe's exactly-once
+  streaming sink (floe.spark.streaming) as the query's foreachBatch, with the trigger, query name and
+  checkpoint location the program set.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSessio
 from pyspark.sql.classic.dataframe import (
     DataFrame as ClassicDataFrame,  # the class sessions with a JVM create
 )
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from floe.catalog.names import is_location, split_name
 from floe.errors import (
@@ -39,7 +44,8 @@ from floe.errors import (
 )
 from floe.expressions.parser import parse_filter
 from floe.spark.configure import note_catalog_conf_change
-from floe.spark.read import read
+from floe.spark.read import load_table, read
+from floe.spark.streaming import StreamSink, sink_options, start_stream
 from floe.sql import commands as c
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
@@ -50,11 +56,10 @@ from floe.sql.spark_session import (
     routes_to_floe,
     run_statement,
 )
+from floe.table.table import Table
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
-
-    from floe.table.table import Table
 
 __all__ = ["TRANSPARENT_CONF", "FloeWriterV2", "detach", "install", "is_active"]
 
@@ -392,8 +397,103 @@ def _insert_into(original: Callable[..., Any]) -> Callable[..., Any]:
     return insertInto
 
 
+# -- DataStreamWriter -----------------------------------------------------------------------------------
+def _record_output_mode(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    obj._floe_output_mode = str(args[0] if args else kwargs.get("outputMode"))
+
+
+def _record_trigger(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    obj._floe_trigger = dict(kwargs)
+
+
+def _record_query_name(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    obj._floe_query_name = str(args[0] if args else kwargs.get("queryName"))
+
+
+def _stream_to_floe(writer: Any, df: DataFrame, parts: tuple[str, ...] | None, path: str | None,
+                    output_mode: str | None, partition_by: Any, query_name: str | None,
+                    options: dict[str, Any]) -> StreamingQuery:
+    spark = df.sparkSession
+    opts = {**getattr(writer, "_floe_options", {}), **{k.lower(): v for k, v in options.items()}}
+    cols = partition_by if partition_by is not None else getattr(writer, "_floe_partition_by", [])
+    cols = [cols] if isinstance(cols, str) else list(cols or [])
+    if parts is not None:
+        name = _quoted(parts)
+        try:
+            _load(spark, parts)
+        except NoSuchTableError:  # Spark's toTable creates a missing table from the stream's schema
+            columns = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in df.schema.fields)
+            partitioned = f" PARTITIONED BY ({', '.join(f'`{c}`' for c in cols)})" if cols else ""
+            run_statement(spark, parse_statement(f"CREATE TABLE {name} ({columns}) USING iceberg{partitioned}"))
+
+        def loader() -> Table:
+            return _load(spark, parts)
+    else:
+        assert path is not None
+        name = path
+        loader = _location_loader(spark, path)
+        loader()  # fails now, not in the first batch, when nothing is there
+    sink = StreamSink(
+        load_table=loader, table_name=name,
+        output_mode=output_mode or getattr(writer, "_floe_output_mode", None) or "append",
+        options=sink_options(opts, table_name=name),
+    )
+    return start_stream(
+        df, sink, checkpoint_location=opts.get("checkpointlocation"), trigger=getattr(writer, "_floe_trigger", None),
+        query_name=query_name or getattr(writer, "_floe_query_name", None),
+    )
+
+
+def _location_loader(spark: SparkSession, path: str) -> Callable[[], Table]:
+    def loader() -> Table:
+        table = load_table(spark, path)
+        if not isinstance(table, Table):
+            raise UnsupportedError(f"Cannot write a stream to {path}: the folder is a read-only copy of a table")
+        return table
+
+    return loader
+
+
+def _stream_start(original: Callable[..., StreamingQuery]) -> Callable[..., StreamingQuery]:
+    @functools.wraps(original)
+    def start(self: Any, path: str | None = None, format: str | None = None, outputMode: str | None = None,
+              partitionBy: Any = None, queryName: str | None = None, **options: Any) -> StreamingQuery:
+        df: DataFrame = self._df
+        spark = df.sparkSession
+        fmt = (format or getattr(self, "_floe_format", "") or "").lower()
+        target = path if path is not None else getattr(self, "_floe_options", {}).get("path")
+        if fmt not in _FORMATS or not isinstance(target, str) or not is_active(spark):
+            return original(self, path, format, outputMode, partitionBy, queryName, **options)
+        parts = _floe_table_name(spark, target)
+        if parts is None and not is_location(target):
+            raise NoSuchTableError(f"Cannot write a stream to {target!r}: not a table of a Floe catalog nor a location")
+        return _stream_to_floe(self, df, parts, None if parts else target, outputMode, partitionBy, queryName, options)
+
+    return start
+
+
+def _stream_to_table(original: Callable[..., StreamingQuery]) -> Callable[..., StreamingQuery]:
+    @functools.wraps(original)
+    def toTable(self: Any, tableName: str, format: str | None = None, outputMode: str | None = None,
+                partitionBy: Any = None, queryName: str | None = None, **options: Any) -> StreamingQuery:
+        df: DataFrame = self._df
+        spark = df.sparkSession
+        parts = _floe_table_name(spark, tableName) if is_active(spark) else None
+        fmt = (format or getattr(self, "_floe_format", None) or "iceberg").lower()
+        if parts is None or fmt not in _FORMATS:
+            return original(self, tableName, format, outputMode, partitionBy, queryName, **options)
+        return _stream_to_floe(self, df, parts, None, outputMode, partitionBy, queryName, options)
+
+    return toTable
+
+
 # -- installation ---------------------------------------------------------------------------------------
 _WRAPPED = False
+
+
+def _record_builder_calls(cls: type, recorders: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], None]]) -> None:
+    for attr, record in recorders.items():
+        setattr(cls, attr, _recording(getattr(cls, attr), attr, record))
 
 
 def _wrap_classes() -> None:
@@ -404,16 +504,20 @@ def _wrap_classes() -> None:
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
     SparkSession.table = _table_reader(SparkSession.table, lambda s: s)  # type: ignore[method-assign]
     DataFrameReader.table = _table_reader(DataFrameReader.table, lambda r: r._spark)  # type: ignore[method-assign]
-    DataFrameReader.format = _recording(DataFrameReader.format, "format", _record_format)  # type: ignore[method-assign]
-    DataFrameReader.option = _recording(DataFrameReader.option, "option", _record_option)  # type: ignore[method-assign]
-    DataFrameReader.options = _recording(DataFrameReader.options, "options", _record_options)  # type: ignore[method-assign]
+    _record_builder_calls(DataFrameReader, {"format": _record_format, "option": _record_option, "options": _record_options})
     DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
     ClassicDataFrame.writeTo = _write_to(ClassicDataFrame.writeTo)  # type: ignore[method-assign]
-    DataFrameWriter.format = _recording(DataFrameWriter.format, "format", _record_format)  # type: ignore[method-assign]
-    DataFrameWriter.mode = _recording(DataFrameWriter.mode, "mode", _record_mode)  # type: ignore[method-assign]
-    DataFrameWriter.option = _recording(DataFrameWriter.option, "option", _record_option)  # type: ignore[method-assign]
-    DataFrameWriter.options = _recording(DataFrameWriter.options, "options", _record_options)  # type: ignore[method-assign]
-    DataFrameWriter.partitionBy = _recording(DataFrameWriter.partitionBy, "partitionBy", _record_partition_by)  # type: ignore[method-assign]
+    _record_builder_calls(DataFrameWriter, {
+        "format": _record_format, "mode": _record_mode, "option": _record_option, "options": _record_options,
+        "partitionBy": _record_partition_by,
+    })
     DataFrameWriter.saveAsTable = _save_as_table(DataFrameWriter.saveAsTable)  # type: ignore[method-assign]
     DataFrameWriter.insertInto = _insert_into(DataFrameWriter.insertInto)  # type: ignore[method-assign]
+    _record_builder_calls(DataStreamWriter, {
+        "format": _record_format, "option": _record_option, "options": _record_options,
+        "outputMode": _record_output_mode, "partitionBy": _record_partition_by, "trigger": _record_trigger,
+        "queryName": _record_query_name,
+    })
+    DataStreamWriter.start = _stream_start(DataStreamWriter.start)  # type: ignore[method-assign]
+    DataStreamWriter.toTable = _stream_to_table(DataStreamWriter.toTable)  # type: ignore[method-assign]
     _WRAPPED = True

@@ -1,0 +1,191 @@
+"""Structured Streaming into Floe tables on an attached session: the Iceberg spelling
+(``df.writeStream.format("iceberg")...toTable(name)``), exactly once per micro-batch, and changelogs
+applied with equality and position deletes (issue #12).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+import floe.spark
+from floe.errors import ValidationError
+from floe.spark.changes import apply_changes
+from floe.spark.streaming import EPOCH_ID, QUERY_ID
+from floe.spec.manifest import FileContent
+from floe.table.table import Table
+from tests.spark._changelog import apply_model, as_state, random_batches, write_batch_files
+
+STREAM_SCHEMA = "seq bigint, op string, id bigint, dt string, v string"
+
+
+@pytest.fixture
+def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
+    """A SQL (SQLite) catalog ``st_<n>`` configured the Iceberg way, with namespace db."""
+    name = f"st_{tmp_path.name.replace('-', '_')[-20:]}"
+    keys = {f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog",
+            f"spark.sql.catalog.{name}.type": "jdbc",
+            f"spark.sql.catalog.{name}.uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}",
+            f"spark.sql.catalog.{name}.warehouse": str(tmp_path / "wh")}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    floe.spark.attach(spark)
+    spark.sql(f"CREATE NAMESPACE {name}.db")
+    try:
+        yield name
+    finally:
+        for k in keys:
+            spark.conf.unset(k)
+
+
+def _table(spark: SparkSession, name: str) -> Table:
+    from floe.sql.spark_session import floe_sql_state
+
+    return floe_sql_state(spark).context.load(tuple(name.split(".")))
+
+
+def _cdc_table(spark: SparkSession, lake: str, *, upsert: bool = False, version: int = 2) -> str:
+    name = f"{lake}.db.cdc"
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT NOT NULL, dt STRING NOT NULL, v STRING) USING iceberg PARTITIONED BY (dt) "
+        f"TBLPROPERTIES ('format-version'='{version}', 'write.upsert.enabled'='{str(upsert).lower()}')"
+    )
+    spark.sql(f"ALTER TABLE {name} SET IDENTIFIER FIELDS id, dt")
+    return name
+
+
+def _state(spark: SparkSession, name: str, snapshot_id: int | None = None) -> dict[tuple[int, str], str]:
+    suffix = f" VERSION AS OF {snapshot_id}" if snapshot_id is not None else ""
+    return as_state([(r.id, r.dt, r.v) for r in spark.sql(f"SELECT id, dt, v FROM {name}{suffix}").collect()])
+
+
+def _stream_changes(spark: SparkSession, source: Path, name: str, checkpoint: Path, **options: str) -> None:
+    stream = spark.readStream.schema(STREAM_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
+    query = (
+        stream.writeStream.format("iceberg").outputMode("append")
+        .option("checkpointLocation", str(checkpoint)).option("op-column", "op").option("order-column", "seq")
+        .options(**options).trigger(availableNow=True).toTable(name)
+    )
+    query.awaitTermination()
+
+
+# -- appends ----------------------------------------------------------------------------------------
+def test_append_stream_commits_each_batch_once_with_java_summary_keys(spark: SparkSession, lake: str, tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    write_batch_files(source, [[(i, "+I", b * 10 + i, "2024-01-01", "x") for i in range(5)] for b in range(3)])
+    stream = spark.readStream.schema(STREAM_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
+    checkpoint = tmp_path / "cp"
+    name = f"{lake}.db.events"
+    query = (stream.drop("op").writeStream.format("iceberg").outputMode("append")
+             .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).toTable(name))
+    query.awaitTermination()
+    table = _table(spark, name)
+    snapshots = table.snapshots()
+    assert [s.summary[EPOCH_ID] for s in snapshots if s.summary] == ["0", "1", "2"]
+    assert {s.summary[QUERY_ID] for s in snapshots if s.summary} == {query.id}
+    assert spark.sql(f"SELECT count(*) AS n FROM {name}").first().n == 15
+
+    # A crash after the table commit but before Spark's commit log: Spark replays the batch, Floe skips it.
+    os.remove(checkpoint / "commits" / "2")
+    os.remove(checkpoint / "commits" / ".2.crc")
+    write_batch_files(source, [[(100, "+I", 100, "2024-01-01", "late")]], start=3)
+    again = (stream.drop("op").writeStream.format("iceberg").option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).toTable(name))
+    again.awaitTermination()
+    assert again.id == query.id  # the query id lives in the checkpoint
+    epochs = [s.summary[EPOCH_ID] for s in _table(spark, name).snapshots() if s.summary]
+    assert epochs == ["0", "1", "2", "3"]  # batch 2 not committed twice; batch 3 once
+    assert spark.sql(f"SELECT count(*) AS n FROM {name}").first().n == 16
+
+
+def test_complete_mode_replaces_the_rows_each_batch(spark: SparkSession, lake: str, tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    write_batch_files(source, [[(i, "+I", i % 2, "2024-01-01", "x") for i in range(b + 2)] for b in range(2)])
+    stream = spark.readStream.schema(STREAM_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
+    name = f"{lake}.db.counts"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, n BIGINT) USING iceberg")
+    query = (stream.groupBy("id").count().withColumnRenamed("count", "n").writeStream.format("iceberg")
+             .outputMode("complete").option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True)
+             .toTable(name))
+    query.awaitTermination()
+    assert sorted((r.id, r.n) for r in spark.sql(f"SELECT * FROM {name}").collect()) == [(0, 3), (1, 2)]
+    assert [s.summary.operation.value for s in _table(spark, name).snapshots() if s.summary][-1] == "overwrite"
+
+
+def test_refusals_name_the_problem(spark: SparkSession, lake: str, tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    write_batch_files(source, [[(0, "+I", 0, "2024-01-01", "x")]])
+    name = f"{lake}.db.r"
+    spark.sql(f"CREATE TABLE {name} (seq BIGINT, op STRING, id BIGINT, dt STRING, v STRING) USING iceberg")
+    stream = spark.readStream.schema(STREAM_SCHEMA).parquet(str(source))
+    writer = stream.writeStream.format("iceberg").option("checkpointLocation", str(tmp_path / "cp"))
+    with pytest.raises(ValidationError, match="output mode 'update' is not supported"):
+        writer.outputMode("update").toTable(name)
+    with pytest.raises(ValidationError, match="option 'fanout' is not supported"):
+        stream.writeStream.format("iceberg").option("checkpointLocation", str(tmp_path / "cp")).option("fanout", "x").toTable(name)
+    with pytest.raises(ValidationError, match="set option checkpointLocation"):
+        stream.writeStream.format("iceberg").toTable(name)
+    with pytest.raises(ValidationError, match="set op-column"):
+        stream.writeStream.format("iceberg").option("checkpointLocation", str(tmp_path / "cp")).option(
+            "upsert-enabled", "true").toTable(name)
+
+
+# -- changelogs --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("upsert", [False, True], ids=["changelog", "upsert"])
+def test_changelog_stream_matches_a_model_after_every_batch(spark: SparkSession, lake: str, tmp_path: Path, upsert: bool) -> None:
+    name = _cdc_table(spark, lake, upsert=upsert)
+    batches = random_batches(8, keys=40, per_batch=25, seed=7 if upsert else 11, upsert=upsert)
+    write_batch_files(tmp_path / "in", batches)
+    _stream_changes(spark, tmp_path / "in", name, tmp_path / "cp")
+    table = _table(spark, name)
+    by_epoch = {int(s.summary[EPOCH_ID]): s.snapshot_id for s in table.snapshots() if s.summary and EPOCH_ID in s.summary}
+    assert sorted(by_epoch) == list(range(len(batches)))
+    state: dict[tuple[int, str], str] = {}
+    for epoch, batch in enumerate(batches):
+        state = apply_model(state, batch)
+        assert _state(spark, name, by_epoch[epoch]) == state, f"after batch {epoch}"
+    contents = {t.content for e in table.scan().plan_files() for t in [e.data_file, *[d.data_file for d in e.deletes]]}
+    assert FileContent.EQUALITY_DELETES in contents
+    assert FileContent.POSITION_DELETES in contents  # keys written and changed again in one batch
+    names = [d.data_file.file_path for e in table.scan().plan_files() for d in e.deletes]
+    assert names and all(p.endswith("-deletes.parquet") for p in names)
+
+
+def test_apply_changes_batch_api_and_v3_deletion_vectors(spark: SparkSession, lake: str) -> None:
+    name = _cdc_table(spark, lake, version=3)
+    spark.sql(f"INSERT INTO {name} VALUES (1, '2024-01-01', 'a'), (2, '2024-01-01', 'b')")
+    changes = spark.createDataFrame(
+        [(1, "-U", 1, "2024-01-01", "a"), (2, "+U", 1, "2024-01-01", "a2"), (3, "-D", 2, "2024-01-01", "b"),
+         (4, "+I", 3, "2024-01-02", "c"), (5, "-D", 3, "2024-01-02", "c"), (6, "+I", 4, "2024-01-02", "d")],
+        STREAM_SCHEMA,
+    )
+    result = apply_changes(_table(spark, name), changes, order_by="seq")
+    assert (result.rows_inserted, result.keys_deleted) == (3, 3)
+    assert result.equality_delete_files == 1 and result.position_delete_files == 1
+    assert _state(spark, name) == {(1, "2024-01-01"): "a2", (4, "2024-01-02"): "d"}
+    vectors = [d.data_file for e in _table(spark, name).scan().plan_files() for d in e.deletes
+               if d.data_file.content == FileContent.POSITION_DELETES]
+    assert vectors and all(v.file_format.value.lower() == "puffin" for v in vectors)  # v3: no Parquet position deletes
+
+
+def test_apply_changes_refuses_bad_input(spark: SparkSession, lake: str) -> None:
+    name = _cdc_table(spark, lake)
+    table = _table(spark, name)
+    rows = spark.createDataFrame([(1, "+X", 1, "2024-01-01", "a")], STREAM_SCHEMA)
+    with pytest.raises(ValidationError, match="operation column 'op' holds '\\+X'"):
+        apply_changes(table, rows, order_by="seq")
+    assert table.refresh().current_snapshot() is None  # nothing committed
+    with pytest.raises(ValidationError, match="no operation column 'kind'"):
+        apply_changes(table, rows, op_column="kind")
+    spark.sql(f"CREATE TABLE {lake}.db.nokey (id BIGINT, dt STRING, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    with pytest.raises(ValidationError, match="has no identifier fields"):
+        apply_changes(_table(spark, f"{lake}.db.nokey"), rows.drop("seq"))
+    spark.sql(f"CREATE TABLE {lake}.db.up (id BIGINT NOT NULL, dt STRING, v STRING) USING iceberg PARTITIONED BY (dt) "
+              "TBLPROPERTIES ('format-version'='2')")
+    spark.sql(f"ALTER TABLE {lake}.db.up SET IDENTIFIER FIELDS id")
+    with pytest.raises(ValidationError, match="partition source column\\(s\\) dt must be identifier fields"):
+        apply_changes(_table(spark, f"{lake}.db.up"), rows.drop("seq"), upsert=True)
