@@ -29,6 +29,13 @@ HEADER_PREFIX = "header."
 CONNECT_TIMEOUT_MS = "rest.client.connection-timeout-ms"
 SOCKET_TIMEOUT_MS = "rest.client.socket-timeout-ms"
 _DEFAULT_SCOPE = "catalog"
+_MAX_THROTTLED = 6  # 429/503 answers waited out per request (Retry-After, else exponential from 0.1 s)
+
+
+def _retry_after(resp: httpx.Response, attempt: int) -> float:
+    raw = resp.headers.get("retry-after", "")
+    wait = float(raw) if raw.replace(".", "", 1).isdigit() else 0.1 * 2 ** (attempt - 1)
+    return min(wait, 30.0)
 
 
 def _timeout(properties: Mapping[str, str]) -> httpx.Timeout:
@@ -112,18 +119,24 @@ class RestSession:
         self, method: str, path: str, *, json: Any = None, params: Mapping[str, str] | None = None
     ) -> httpx.Response:
         """Send one request (``path`` below the uri, already encoded); retried once after a 401 when a
-        credential can fetch a fresh token.
+        credential can fetch a fresh token, and after 429/503 (up to 6 times, honouring Retry-After).
 
         Raises:
             httpx.HTTPError: the request could not be sent or answered (timeouts, refused connections).
         """
         url = f"{self.uri}{path}"
         refresh = False
+        throttled = 0
         while True:
             headers = {**self.headers, **self._auth_header(refresh=refresh)}
             resp = self._client.request(method, url, json=json, params=params, headers=headers)
             if resp.status_code == 401 and self._credential is not None and not refresh:
                 refresh = True
+                continue
+            if resp.status_code in (429, 503) and throttled < _MAX_THROTTLED:
+                # refused before any work was done: waiting and sending again is safe, commits included
+                throttled += 1
+                time.sleep(_retry_after(resp, throttled))
                 continue
             return resp
 

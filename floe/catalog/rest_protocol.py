@@ -106,6 +106,14 @@ class RestError(FloeError):
         self.code = code
         self.error_type = error_type
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # keyword-only fields: picklable across processes (worker pools re-raise errors in the parent)
+        return (_rebuild_rest_error, (type(self), str(self), self.code, self.error_type))
+
+
+def _rebuild_rest_error(cls: type[RestError], message: str, code: int, error_type: str) -> RestError:
+    return cls(message, code=code, error_type=error_type)
+
 
 class NotAuthorizedError(RestError):
     """401: no credentials, wrong or expired ones."""

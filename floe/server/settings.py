@@ -4,8 +4,8 @@
 [server]
 token-ttl-s = 3600               # lifetime of OAuth2 tokens issued by /v1/oauth/tokens
 max-body-bytes = 10485760        # larger request bodies get 413
-rate-limit-per-s = 50            # sustained requests per second per client (token bucket) ...
-rate-limit-burst = 100           # ... and the bucket's size; 429 when empty
+rate-limit-per-s = 200           # sustained requests per second per client (token bucket) ...
+rate-limit-burst = 400           # ... and the bucket's size; 429 when empty
 
 [server.clients.etl]             # an OAuth2 client (client credentials grant)
 secret = "change-me"
@@ -72,8 +72,8 @@ class ServerSettings:
     clients: Mapping[str, tuple[str, Principal]] = field(default_factory=dict)  # client id -> (secret, principal)
     token_ttl_s: float = 3600.0
     max_body_bytes: int = 10 * 1024 * 1024
-    rate_limit_per_s: float = 50.0
-    rate_limit_burst: int = 100
+    rate_limit_per_s: float = 200.0
+    rate_limit_burst: int = 400
 
     def with_admin_tokens(self, tokens: list[str]) -> ServerSettings:
         """These settings plus static tokens with ``admin`` on everything (``floe serve --token``)."""
@@ -118,8 +118,8 @@ class ServerSettings:
             clients=clients,
             token_ttl_s=number("token-ttl-s", 3600.0),
             max_body_bytes=number("max-body-bytes", 10 * 1024 * 1024, integer=True),
-            rate_limit_per_s=number("rate-limit-per-s", 50.0),
-            rate_limit_burst=number("rate-limit-burst", 100, integer=True),
+            rate_limit_per_s=number("rate-limit-per-s", 200.0),
+            rate_limit_burst=number("rate-limit-burst", 400, integer=True),
         )
 
     @staticmethod

@@ -237,6 +237,9 @@ def test_rest_security_rate_limit_is_429_with_retry_after(tmp_path: Path) -> Non
         assert_error(resp, 429, "TooManyRequestsException")
         assert int(resp.headers["Retry-After"]) >= 1
         assert s.backing.list_namespaces() == []
+        # Floe's client waits out a 429 (Retry-After) and sends again: the request goes through
+        s.client(token=ADMIN).create_namespace("after-wait")
+        assert s.backing.list_namespaces() == [("after-wait",)]
         # unauthenticated guessing is limited per address too
         codes = [request(s, "GET", "/v1/config", token=f"guess{i}").status_code for i in range(8)]
         assert codes[:5] == [401] * 5 and set(codes[5:]) == {429}
