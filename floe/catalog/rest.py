@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import httpx
 
@@ -39,7 +40,6 @@ from floe.errors import (
     CommitStateUnknownError,
     FloeError,
     NamespaceAlreadyExistsError,
-    NoSuchTableError,
     TableAlreadyExistsError,
     UnsupportedError,
     ValidationError,
@@ -72,10 +72,10 @@ __all__ = ["RestCatalog", "RestTableOperations"]
 PREFIX = "prefix"
 PAGE_SIZE = "rest-page-size"
 # Iceberg REST client options Floe does not implement: refused rather than ignored.
-_UNSUPPORTED = {
-    "rest.sigv4-enabled": "AWS SigV4 request signing",
-    "rest.auth.type": "authentication managers other than OAuth2/bearer tokens",
-    "token-exchange-enabled": "OAuth2 token exchange",
+_UNSUPPORTED = {  # key -> (values that are fine, what other values would ask for)
+    "rest.sigv4-enabled": (("false",), "AWS SigV4 request signing"),
+    "rest.auth.type": (("oauth2", "none"), "authentication managers other than OAuth2/bearer tokens"),
+    "token-exchange-enabled": (("false",), "OAuth2 token exchange"),
 }
 _COMMIT_UNKNOWN_STATUSES = range(500, 600)
 
@@ -92,9 +92,9 @@ class RestCatalog(Catalog):
             NotAuthorizedError: the credentials were refused.
         """
         super().__init__(name, **properties)
-        for key, what in _UNSUPPORTED.items():
+        for key, (allowed, what) in _UNSUPPORTED.items():
             value = self.properties.get(key)
-            if value is not None and not (key == "rest.auth.type" and value.lower() in ("oauth2", "none")) and value.lower() != "false":
+            if value is not None and value.lower() not in allowed:
                 raise UnsupportedError(f"REST catalog {name!r}: {key}={value} ({what}) is not supported by Floe")
         uri = self.properties.get("uri")
         if not uri:
@@ -124,7 +124,7 @@ class RestCatalog(Catalog):
         return f"{self._base}/namespaces/{encode_namespace(namespace)}"
 
     def _table_path(self, identifier: Identifier) -> str:
-        return f"{self._ns_path(identifier[:-1])}/tables/{_quote(identifier[-1])}"
+        return f"{self._ns_path(identifier[:-1])}/tables/{quote(identifier[-1], safe='')}"
 
     def _call(self, method: str, path: str, *, what: str, **kwargs: Any) -> Any:
         return self._session.call(method, path, what=f"{what} (catalog {self.name})", **kwargs)
@@ -381,12 +381,6 @@ class RestCatalog(Catalog):
         return [self.load_table(t.table.identifier) for t in transactions]
 
 
-def _quote(name: str) -> str:
-    from urllib.parse import quote
-
-    return quote(name, safe="")
-
-
 def _send_commit(catalog: RestCatalog, path: str, body: dict[str, Any], *, what: str) -> Any:
     """POST a commit: 409 -> CommitFailedError, 5xx / no answer -> CommitStateUnknownError."""
     try:
@@ -476,5 +470,5 @@ class RestTableOperations(TableOperations):
     def reload_location(self) -> str | None:
         try:
             return self.load()[1]
-        except (FloeError, NoSuchTableError):
+        except FloeError:
             return None

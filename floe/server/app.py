@@ -70,7 +70,7 @@ class CatalogApp:
     """Routes, authentication and limits around :class:`Handlers`."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, anonymous: bool) -> None:
-        self.handlers = Handlers(catalog, prefix=catalog.name)
+        self.handlers = Handlers(catalog, prefix=catalog.name, allowed_locations=settings.allowed_locations)
         self.settings = settings
         self.tokens = TokenStore(settings)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)

@@ -9,7 +9,8 @@ Names reach the catalog unchanged: every catalog refuses names that cannot be pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import posixpath
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ from floe.errors import CommitFailedError, UnsupportedError, ValidationError
 from floe.serde.metadata_json import table_metadata_to_dict
 from floe.server.settings import LEVELS, Principal
 from floe.spec.metadata_builder import apply_updates
-from floe.spec.updates import AssertCreate, validate_requirements
+from floe.spec.updates import AssertCreate, SetLocation, TableUpdate, validate_requirements
 from floe.table.identifiers import (
     Identifier,
     Namespace,
@@ -78,10 +79,39 @@ def _object(body: JSONBody, what: str) -> Mapping[str, Any]:
 
 @dataclass
 class Handlers:
-    """The routes of one served catalog."""
+    """The routes of one served catalog.
+
+    ``allowed_locations``: folders that table locations and registered metadata files must lie in (None:
+    anywhere). By default only the catalog's warehouse: a remote client must not make the server write
+    metadata into, or read files from, arbitrary folders of the server's machine.
+    """
 
     catalog: Catalog
     prefix: str
+    allowed_locations: tuple[str, ...] | None = ()
+
+    def _check_location(self, location: str, what: str) -> None:
+        allowed = self.allowed_locations
+        if allowed is None:
+            return
+        roots = allowed or tuple(r for r in (self.catalog.properties.get(WAREHOUSE),) if r)
+        io = self.catalog.io(location)
+        fs, path = io.resolve(location)
+        path = posixpath.normpath(path)
+        for root in roots:
+            root_fs, root_path = io.resolve(root)
+            if root_fs.type_name == fs.type_name and path.startswith(posixpath.normpath(root_path).rstrip("/") + "/"):
+                return
+        raise ForbiddenError(
+            f"{what} {location} is outside the locations this server allows ({', '.join(roots) or 'none'}); "
+            "see allowed-locations in the [server] settings",
+            code=403, error_type="ForbiddenException",
+        )
+
+    def _check_updates(self, updates: Sequence[TableUpdate]) -> None:
+        for u in updates:
+            if isinstance(u, SetLocation):
+                self._check_location(u.location, "Table location")
 
     # -- configuration ---------------------------------------------------------------------------
     def config(self, principal: Principal, params: Mapping[str, str]) -> Reply:
@@ -151,6 +181,8 @@ class Handlers:
     def create_table(self, principal: Principal, ns: Namespace, body: JSONBody) -> Reply:
         _require(principal, ns, "write")
         req = CreateTableRequest.from_json(body)
+        if req.location:
+            self._check_location(req.location, "Table location")
         ident = (*ns, req.name)
         kwargs: dict[str, Any] = {
             "location": req.location, "partition_spec": req.partition_spec, "sort_order": req.write_order,
@@ -170,6 +202,7 @@ class Handlers:
             raise ValidationError("RegisterTableRequest needs 'name' and 'metadata-location' strings")
         if node.get("overwrite"):
             raise UnsupportedError("register_table with overwrite=true is not supported by floe serve")
+        self._check_location(location, "Metadata file")
         table = self.catalog.register_table((*ns, name), location)
         return 200, LoadTableResult(table.metadata, table.metadata_location).to_json()
 
@@ -192,6 +225,7 @@ class Handlers:
             raise ValidationError(
                 f"Commit body names {identifier_to_string(req.identifier)} but the route {identifier_to_string(ident)}"
             )
+        self._check_updates(req.updates)
         if any(isinstance(r, AssertCreate) for r in req.requirements):
             return self._create_by_commit(ident, req)
         table = self.catalog.commit_table(ident, req.requirements, req.updates)
@@ -255,6 +289,7 @@ class Handlers:
             if any(isinstance(r, AssertCreate) for r in req.requirements):
                 raise UnsupportedError("Creating tables in a multi-table commit is not supported by floe serve")
             _require(principal, req.identifier[:-1], "write")
+            self._check_updates(req.updates)
             idents.append(tuple(req.identifier))
         if len(set(idents)) != len(idents):
             raise ValidationError("A multi-table commit names the same table twice")

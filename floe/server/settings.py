@@ -6,6 +6,8 @@ token-ttl-s = 3600               # lifetime of OAuth2 tokens issued by /v1/oauth
 max-body-bytes = 10485760        # larger request bodies get 413
 rate-limit-per-s = 200           # sustained requests per second per client (token bucket) ...
 rate-limit-burst = 400           # ... and the bucket's size; 429 when empty
+allowed-locations = []           # folders tables and registered metadata may live in; [] = the warehouse,
+                                 # ["*"] = anywhere (a client could make the server write anywhere)
 
 [server.clients.etl]             # an OAuth2 client (client credentials grant)
 secret = "change-me"
@@ -23,6 +25,7 @@ A grant names a namespace (``a.b``; it covers its children) or ``*`` (everything
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,14 +77,12 @@ class ServerSettings:
     max_body_bytes: int = 10 * 1024 * 1024
     rate_limit_per_s: float = 200.0
     rate_limit_burst: int = 400
+    allowed_locations: tuple[str, ...] | None = ()  # () = the served catalog's warehouse, None = anywhere
 
     def with_admin_tokens(self, tokens: list[str]) -> ServerSettings:
         """These settings plus static tokens with ``admin`` on everything (``floe serve --token``)."""
         extra = {t: Principal(f"token-{i + 1}", {"*": "admin"}) for i, t in enumerate(tokens)}
-        return ServerSettings(
-            {**self.tokens, **extra}, self.clients, self.token_ttl_s, self.max_body_bytes,
-            self.rate_limit_per_s, self.rate_limit_burst,
-        )
+        return dataclasses.replace(self, tokens={**self.tokens, **extra})
 
     @staticmethod
     def from_mapping(table: Mapping[str, Any], *, source: str = "[server]") -> ServerSettings:
@@ -90,7 +91,10 @@ class ServerSettings:
         Raises:
             ValidationError: an unknown key, a malformed value or grant (one line naming it).
         """
-        known = {"token-ttl-s", "max-body-bytes", "rate-limit-per-s", "rate-limit-burst", "clients", "tokens"}
+        known = {
+            "token-ttl-s", "max-body-bytes", "rate-limit-per-s", "rate-limit-burst", "clients", "tokens",
+            "allowed-locations",
+        }
         unknown = sorted(set(table) - known)
         if unknown:
             raise ValidationError(f"{source}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -113,7 +117,11 @@ class ServerSettings:
             if not isinstance(secret, str) or not secret:
                 raise ValidationError(f"{source}.clients.{name}: 'secret' must be a non-empty string")
             clients[name] = (secret, Principal(name, _grants(entry.get("grants"), f"{source}.clients.{name}")))
+        locations = table.get("allowed-locations", [])
+        if not isinstance(locations, list) or not all(isinstance(x, str) and x for x in locations):
+            raise ValidationError(f"{source}: allowed-locations must be a list of folders (or [\"*\"])")
         return ServerSettings(
+            allowed_locations=None if "*" in locations else tuple(locations),
             tokens=tokens,
             clients=clients,
             token_ttl_s=number("token-ttl-s", 3600.0),

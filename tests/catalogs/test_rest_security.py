@@ -260,3 +260,37 @@ def test_rest_security_malformed_and_unknown_commits_are_400(served: Served) -> 
     with pytest.raises(ValidationError, match="HTTP 400"):  # an update that does not apply, found by the server
         served.client(token=ADMIN).commit_table("sales.t", [], [SetCurrentSchema(99)])
     assert state(served) == before
+
+
+def test_rest_security_locations_outside_the_warehouse_are_403(served: Served, tmp_path: Path) -> None:
+    cat = served.client(token=ADMIN)
+    outside = tmp_path / "elsewhere"
+    before = state(served)
+    with pytest.raises(ForbiddenError, match="outside the locations this server allows"):
+        cat.create_table("sales.out", pa.schema([pa.field("id", pa.int64())]), location=str(outside / "t"))
+    with pytest.raises(ForbiddenError):
+        cat.create_table("sales.up", pa.schema([pa.field("id", pa.int64())]), location=str(served.warehouse / ".." / "x"))
+    from floe.spec.updates import SetLocation
+
+    with pytest.raises(ForbiddenError):
+        cat.commit_table("sales.t", [], [SetLocation(str(outside))])
+    foreign = served.backing.load_table("hr.t").metadata_location
+    (outside / "metadata").mkdir(parents=True)
+    copied = outside / "metadata" / "v1.metadata.json"
+    copied.write_bytes(Path(foreign).read_bytes())
+    before["files"] = sorted(str(p) for p in served.warehouse.parent.rglob("*") if "served.db" not in p.name)
+    with pytest.raises(ForbiddenError):
+        cat.register_table("sales.reg", str(copied))
+    assert state(served) == before
+    inside = cat.create_table("sales.in", pa.schema([pa.field("id", pa.int64())]), location=str(served.warehouse / "custom" / "in"))
+    assert inside.location().endswith("custom/in")
+
+
+def test_rest_security_allowed_locations_star_allows_anywhere(tmp_path: Path) -> None:
+    settings = ServerSettings.from_mapping({"allowed-locations": ["*"], "tokens": {"a": {"token": ADMIN, "grants": {"*": "admin"}}}})
+    with served_catalog(tmp_path, settings) as s:
+        cat = s.client(token=ADMIN)
+        cat.create_namespace("db")
+        table = cat.create_table("db.t", pa.schema([pa.field("id", pa.int64())]), location=str(tmp_path / "elsewhere" / "t"))
+        table.append(pa.table({"id": pa.array([1], pa.int64())}))
+        assert s.backing.load_table("db.t").scan().to_arrow().num_rows == 1
