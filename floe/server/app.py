@@ -12,6 +12,7 @@ answered with 500 without details.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -42,6 +43,7 @@ __all__ = ["ANONYMOUS", "RestCatalogApp", "create_app"]
 
 log = logging.getLogger("floe.server")
 ANONYMOUS = Principal("anonymous", {"*": "admin"})
+_MAX_MESSAGE = 2000  # error messages quote names, which may be 10,000 characters long
 
 
 class _TooLarge(RestError):
@@ -139,13 +141,19 @@ class CatalogApp:
         try:
             return await self._handle(request)
         except Exception as e:  # the server boundary: every failure becomes the spec's error model
+            if isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
+                # a (legal) name longer than the warehouse's file system allows: the client's to change
+                return _error(400, "BadRequestException", "A name is too long for the warehouse's file system", head=head)
             code, kind = error_status(e)
             if code >= 500 and not isinstance(e, FloeError):
-                log.exception("floe serve: %s %s failed", request.method, request.url.path)
+                log.exception("floe serve: %s %s failed", request.method, request.url.path[:200])
                 return _error(500, "InternalServerError", "Internal server error", head=head)
             if code >= 500:
-                log.warning("floe serve: %s %s: %s", request.method, request.url.path, e)
-            return _error(code, kind, str(e), head=head)
+                log.warning("floe serve: %s %s: %s", request.method, request.url.path[:200], e)
+            message = str(e)
+            if len(message) > _MAX_MESSAGE:
+                message = message[:_MAX_MESSAGE] + "..."
+            return _error(code, kind, message, head=head)
 
     async def _handle(self, request: Request) -> Response:
         head = request.method == "HEAD"

@@ -294,3 +294,27 @@ def test_rest_security_allowed_locations_star_allows_anywhere(tmp_path: Path) ->
         table = cat.create_table("db.t", pa.schema([pa.field("id", pa.int64())]), location=str(tmp_path / "elsewhere" / "t"))
         table.append(pa.table({"id": pa.array([1], pa.int64())}))
         assert s.backing.load_table("db.t").scan().to_arrow().num_rows == 1
+
+
+HOSTILE = ["q'uote", "semi;colon", "ünï cödé 表", "%2F", "a%00b", "x" * 255, "a" * 10000, "ü" * 3000, "$(rm -rf ~)"]
+
+
+def test_rest_security_hostile_names_roundtrip_or_refused_clearly(served: Served, tmp_path: Path) -> None:
+    cat = served.client(token=ADMIN)
+    outside_before = {p for p in tmp_path.rglob("*") if served.warehouse not in p.parents and "served.db" not in p.name}
+    for name in HOSTILE:
+        cat.create_namespace(("h", name))
+        ident = ("h", name, name)
+        try:
+            table = cat.create_table(ident, pa.schema([pa.field("id", pa.int64())]))
+        except ValidationError as e:
+            assert "too long" in str(e) and len(name) > 255  # refused in one clear line, not a 500
+            assert not served.backing.table_exists(ident)
+            continue
+        table.append(pa.table({"id": pa.array([1], pa.int64())}))
+        assert cat.load_table(ident).identifier == ident
+        assert cat.list_tables(("h", name)) == [ident]
+        assert served.backing.load_table(ident).scan().to_arrow().num_rows == 1
+    assert sorted(cat.list_namespaces("h")) == sorted(("h", n) for n in HOSTILE)
+    outside_after = {p for p in tmp_path.rglob("*") if served.warehouse not in p.parents and "served.db" not in p.name}
+    assert outside_after == outside_before  # nothing was created outside the warehouse
