@@ -32,7 +32,9 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _config(catalog: Catalog, settings: ServerSettings, host: str, port: int, log_level: str) -> uvicorn.Config:
+def _config(
+    catalog: Catalog, settings: ServerSettings, host: str, port: int, log_level: str, *, access_log: bool = False
+) -> uvicorn.Config:
     anonymous = not (settings.tokens or settings.clients)
     if anonymous and not _is_loopback(host):
         raise ValidationError(
@@ -40,7 +42,7 @@ def _config(catalog: Catalog, settings: ServerSettings, host: str, port: int, lo
             "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
         )
     app = create_app(catalog, settings, anonymous=anonymous)
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off")
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off")
 
 
 def serve(catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8181) -> None:
@@ -49,7 +51,7 @@ def serve(catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1"
     Raises:
         ValidationError: no credentials on a non-loopback address.
     """
-    uvicorn.Server(_config(catalog, settings, host, port, "info")).run()
+    uvicorn.Server(_config(catalog, settings, host, port, "info", access_log=True)).run()
 
 
 class BackgroundServer:

@@ -35,11 +35,6 @@ class TokenStore:
         self._issued: dict[str, tuple[Principal, float]] = {}
         self._lock = threading.Lock()
 
-    @property
-    def enabled(self) -> bool:
-        """Whether any credential is configured (otherwise the server is open: loopback development)."""
-        return bool(self._settings.tokens or self._settings.clients)
-
     def issue(self, client_id: str, client_secret: str) -> IssuedToken:
         """A new token for an OAuth2 client.
 
