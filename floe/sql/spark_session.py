@@ -28,6 +28,7 @@ from floe.errors import ParseError
 from floe.spark.configure import attach, session_config
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
+from floe.sql.functions import iceberg_calls
 from floe.sql.handlers import register_handlers
 from floe.sql.handlers.context import HandlerContext
 from floe.sql.handlers.query import query_dataframe
@@ -123,6 +124,9 @@ def _names(stmt: object) -> Iterator[tuple[str, Name]]:
         return
     for f in fields(stmt):
         value = getattr(stmt, f.name)
+        if isinstance(value, (c.Query, c.SqlExpr)):
+            for call in iceberg_calls(value.node, lambda _: True):
+                yield "function", (call.catalog, "system", call.name) if call.catalog else ("system", call.name)
         if isinstance(value, c.Query):
             for ref in value.tables:
                 yield "table", ref.name
@@ -141,7 +145,7 @@ def _names(stmt: object) -> Iterator[tuple[str, Name]]:
 
 def is_floe_name(state: FloeSqlState, kind: str, name: Name, spark: SparkSession) -> bool:
     """Whether a ``table``/``namespace``/``procedure``/``catalog`` name belongs to a Floe catalog."""
-    qualified = {"table": 3, "namespace": 2, "procedure": 3, "catalog": 1}[kind]
+    qualified = {"table": 3, "namespace": 2, "procedure": 3, "catalog": 1, "function": 3}[kind]
     if len(name) >= qualified and state.floe_catalog(name[0]) is not None:
         return True
     if kind == "table" and len(name) == 1 and _is_temp_view(spark, name[0]):

@@ -22,7 +22,6 @@ pytestmark = pytest.mark.spark
 
 # Scenarios with a known difference from Java, each with what differs (the test fails once they match).
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "10_time_travel": "Iceberg's Spark functions (cat.system.bucket, days, truncate, years, ...) are not there yet",
     "13_maintenance_procedures": "expire_snapshots deletes 8 manifests where Java deletes 11: Java's replace "
     "commits write one more manifest per filtered manifest",
 }

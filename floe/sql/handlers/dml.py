@@ -24,7 +24,7 @@ driver; the new files are deleted if the commit fails (unless its outcome is unk
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -283,13 +283,25 @@ def _row_expression(table: Table, node: exp.Expression, alias: str | None, what:
 
 
 @contextmanager
-def _views(ctx: HandlerContext, node: exp.Expression | None) -> Iterator[str | None]:
+def _views(ctx: HandlerContext, node: exp.Expression | None, table: Table) -> Iterator[str | None]:
     """The expression's Spark SQL, its subqueries' tables registered as views for the block (None: no node)."""
     if node is None:
         yield None
         return
-    with expression_views(ctx, node) as sql:
+    with expression_views(ctx, node, _target_frame(ctx, table)) as sql:
         yield sql
+
+
+def _target_frame(ctx: HandlerContext, table: Table) -> Callable[[], DataFrame]:
+    """No rows with the table's columns, as a DML expression sees them (types Iceberg function calls)."""
+
+    def frame() -> DataFrame:
+        from floe.spark.types import to_spark_schema
+
+        spark = ctx.spark()
+        return spark.createDataFrame([], to_spark_schema(table.schema())).alias(TARGET_ALIAS)
+
+    return frame
 
 
 def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
@@ -301,7 +313,7 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     from floe.spark.row_level import delete_rows  # pyspark loads only when a row-level change runs
 
     before = newest_snapshot_id(table)
-    with _views(ctx, node) as cond_sql, spark_errors(what):
+    with _views(ctx, node, table) as cond_sql, spark_errors(what):
         changed = delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx, table),
                               what=what, target_alias=TARGET_ALIAS, branch=branch)
     if not changed:
@@ -329,8 +341,9 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
 
     before = newest_snapshot_id(table)
     with ExitStack() as stack:
-        sets = {column: stack.enter_context(expression_views(ctx, value)) for column, value in values.items()}
-        cond_sql = stack.enter_context(_views(ctx, node))
+        frame = _target_frame(ctx, table)
+        sets = {column: stack.enter_context(expression_views(ctx, value, frame)) for column, value in values.items()}
+        cond_sql = stack.enter_context(_views(ctx, node, table))
         with spark_errors(what):
             changed = update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what, target_alias=TARGET_ALIAS,
                                   branch=branch, snapshot_properties=snapshot_properties(ctx, table))

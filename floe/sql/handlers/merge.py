@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from floe.errors import ValidationError
+from floe.errors import UnsupportedError, ValidationError
 from floe.sql import commands as c
+from floe.sql.functions import iceberg_calls
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.dml import change_message, newest_snapshot_id, quote, snapshot_properties
 from floe.sql.handlers.query import query_dataframe
@@ -77,6 +78,14 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         raise ValidationError(f"{what}: target and source need different names (use AS aliases)")
     if not stmt.clauses:
         raise ValidationError(f"{what}: no WHEN clause")
+    names = {n.lower() for n in ctx.session.catalog_names}
+    exprs = [stmt.on, *(e for cl in stmt.clauses for e in (cl.condition, *(a.value for a in cl.assignments),
+                                                           *cl.insert_values) if e is not None)]
+    for clause_node in (e.node for e in exprs):
+        calls = iceberg_calls(clause_node, lambda cat: cat.lower() in names)
+        if calls:
+            raise UnsupportedError(f"{what}: Iceberg functions ({calls[0].node.sql(dialect='spark')}) in MERGE "
+                                   "conditions and values are not supported by Floe; use them in the USING query")
     from floe.spark.row_level import MergeClause, merge_into  # pyspark loads only when a MERGE runs
 
     source = query_dataframe(ctx, stmt.source, what=what)

@@ -10,7 +10,7 @@ are Spark's.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from sqlglot import exp
 from floe.catalog.views import ViewCatalog
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.sql import commands as c
+from floe.sql.functions import bind_functions, iceberg_calls
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.identifiers import ResolvedTable
 from floe.sql.parser import parse_statement, short_sql
@@ -32,7 +33,10 @@ if TYPE_CHECKING:
     from floe.spec.view_metadata import ViewMetadata
     from floe.table.table import Table
 
-__all__ = ["catalog_view", "expression_views", "query_dataframe", "result_from_dataframe", "run_explain", "run_select", "table_dataframe"]
+__all__ = [
+    "catalog_view", "expression_views", "query_dataframe", "result_from_dataframe", "run_explain", "run_select",
+    "table_dataframe", "with_iceberg_functions",
+]
 
 
 def _time_travel_options(ctx: HandlerContext, table: Table, ref: c.TableRef, resolved: ResolvedTable) -> dict[str, Any]:
@@ -179,27 +183,56 @@ def query_dataframe(ctx: HandlerContext, query: c.Query, *, what: str = "SELECT"
     registered: list[str] = []
     try:
         views = _register_views(ctx, query.tables, registered, _metadata_columns(query.node))
-        sql = query.rewrite(lambda r: views[r.index]) if query.tables else query.sql
+
+        def text(node: exp.Expression) -> str:
+            return rewrite_tables(node, query.tables, lambda r: views[r.index]) if query.tables else spark_sql(node)
+
         with spark_errors(what):
+            node = with_iceberg_functions(ctx, query.node, lambda n: ctx.spark().sql(text(n)))
+            sql = text(node) if node is not query.node else (query.rewrite(lambda r: views[r.index]) if query.tables
+                                                             else query.sql)
             # spark.sql analyses eagerly: the plan holds the views' plans, so the views can go right after
             return ctx.spark().sql(prefix + sql)
     finally:
         ctx.drop_views(registered)
 
 
+def with_iceberg_functions(ctx: HandlerContext, node: exp.Expression,
+                           analyse: Callable[[exp.Expression], DataFrame]) -> exp.Expression:
+    """``node`` with calls of Iceberg's functions (``cat.system.bucket(16, id)``) bound through Spark's
+    analysis (floe.sql.functions); ``node`` itself when it has none."""
+    names = {n.lower() for n in ctx.session.catalog_names}
+    calls = iceberg_calls(node, lambda c: c.lower() in names)
+    if not calls:
+        return node
+    return bind_functions(node, calls, ctx.spark(), analyse, ctx.session.current_catalog)
+
+
 @contextmanager
-def expression_views(ctx: HandlerContext, node: exp.Expression) -> Iterator[str]:
+def expression_views(ctx: HandlerContext, node: exp.Expression,
+                     frame: Callable[[], DataFrame] | None = None) -> Iterator[str]:
     """Spark SQL of an expression whose subqueries read catalog tables (``id IN (SELECT id FROM cat.db.k)``),
     with those tables registered as views until the block ends (the expression is analysed lazily).
+    ``frame`` gives the rows the expression is over, for typing calls of Iceberg's functions in it.
     """
     refs = table_refs(node)
-    if not refs:
-        yield spark_sql(node)
-        return
     registered: list[str] = []
     try:
-        views = _register_views(ctx, refs, registered)
-        yield rewrite_tables(node, refs, lambda r: views[r.index])
+        views = _register_views(ctx, refs, registered) if refs else {}
+
+        def text(n: exp.Expression) -> str:
+            return rewrite_tables(n, refs, lambda r: views[r.index]) if refs else spark_sql(n)
+
+        if frame is not None:
+            target = frame
+
+            def analyse(n: exp.Expression) -> DataFrame:
+                from pyspark.sql import functions as F
+
+                return target().select(F.expr(text(n)))
+
+            node = with_iceberg_functions(ctx, node, analyse)
+        yield text(node)
     finally:
         ctx.drop_views(registered)
 
