@@ -364,6 +364,23 @@ class _Builder:
             out = out.unionByName(f)
         return out
 
+    def _layers(self, tasks: list[FileScanTask]) -> list[list[FileScanTask]]:
+        """The tasks split so no layer reads a file twice: the n-th task of a file goes to layer n.
+
+        Manifests may list one data file in several entries (``add_files`` without its duplicate check),
+        and each entry's rows are read, as in Java; Spark's file listing reads a path given twice once.
+        """
+        count: dict[str, int] = {}
+        layers: list[list[FileScanTask]] = []
+        for t in tasks:
+            loc = self.loc[t.data_file.file_path]
+            n = count.get(loc, 0)
+            count[loc] = n + 1
+            if n == len(layers):
+                layers.append([])
+            layers[n].append(t)
+        return layers
+
     def _parquet_frames(self, tasks: list[FileScanTask]) -> list[DataFrame]:
         """Files without deletes or fills, files with fills only, and files with deletes, read apart.
 
@@ -373,6 +390,13 @@ class _Builder:
         locations = [self.loc[t.data_file.file_path] for t in tasks]
         probe = self.inp.name_mapping is not None or len(locations) <= _FOOTER_PROBE_MAX_FILES
         self.footers = _probe_footers(self.inp.io, locations) if probe else {}
+        layers = self._layers(tasks)
+        if len(layers) > 1:  # a file listed twice: each layer lists a file once and is read on its own
+            frames = []
+            for layer in layers:
+                part = self._for(layer)
+                frames.extend(part._parquet_frames(layer))
+            return frames
         if self.with_position:
             return [self._parquet_frame(tasks)]
         plain: list[FileScanTask] = []

@@ -89,6 +89,24 @@ def test_add_files_duplicates_allowed_when_unchecked(session: SqlSession, spark:
     assert len(list(table(session, dst).scan().plan_files())) == 2
 
 
+def test_file_listed_twice_is_read_twice(session: SqlSession, spark: SparkSession, tmp_path: Path) -> None:
+    """Two manifest entries for one data file are two scan tasks: Java reads the rows twice, so does Floe
+    (Spark's file listing would collapse the repeated path), also with a delete applied to both."""
+    folder = tmp_path / f"flat_{next(_N)}"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": [20, 21], "data": ["p", "q"]}), folder / "a.parquet")
+    name = f"t_{next(_N)}"
+    run(session, f"CREATE TABLE db.{name} (id bigint, data string) USING iceberg TBLPROPERTIES ('format-version'='2', "
+                 "'write.delete.mode'='merge-on-read')")
+    for _ in range(2):
+        run(session, f"CALL system.add_files(table => 'db.{name}', source_table => '`parquet`.`{folder}`', "
+                     "check_duplicate_files => false)")
+    assert sorted(rows(session, f"SELECT * FROM db.{name}")) == [(20, "p"), (20, "p"), (21, "q"), (21, "q")]
+    assert rows(session, f"SELECT count(*) FROM db.{name}") == [(4,)]
+    run(session, f"DELETE FROM db.{name} WHERE id = 21")
+    assert rows(session, f"SELECT * FROM db.{name}") == [(20, "p"), (20, "p")]
+
+
 def test_add_files_spec_mismatch_refused(session: SqlSession, spark: SparkSession, tmp_path: Path) -> None:
     src, dst = spark_source(spark, tmp_path), iceberg_table(session, partitioned=False)
     with pytest.raises(ValidationError, match="matches the partition columns"):
