@@ -20,6 +20,7 @@ from floe.sql.spark_session import floe_sql_state
 from tests.conftest import Jsql
 from tests.spark._changelog import apply_model, as_state, random_batches, write_batch_files
 
+
 def _conf(root: Path) -> dict[str, str]:
     prefix = "spark.sql.catalog.jcdc"
     return {
