@@ -172,7 +172,8 @@ def expire_snapshots(
 def files_only_expired_need(
     table: Table, before: TableMetadata, committed: TableMetadata, expired: list[Snapshot]
 ) -> dict[str, list[str]]:
-    """Files referenced by ``expired`` snapshots and by no snapshot of ``committed``, grouped by kind.
+    """Files live in ``expired`` snapshots and in no snapshot of ``committed``, grouped by kind (as Java's
+    Spark action: an entry recording a removal is no reference; the file went when its last live snapshot did).
 
     Raises:
         FileNotFoundError: a remaining snapshot's manifest list or manifest is missing (then what it
@@ -187,7 +188,7 @@ def files_only_expired_need(
     pos: list[str] = []
     eq: list[str] = []
     if gone_manifests:
-        candidates = content_files(io, gone_manifests.values(), live_only=False, missing_ok=True)
+        candidates = content_files(io, gone_manifests.values(), live_only=True, missing_ok=True)
         kept = content_files(io, kept_manifests.values(), live_only=True, missing_ok=False)
         for key, f in sorted(candidates.items()):
             if key in kept:

@@ -420,7 +420,15 @@ class _MergingProducer(SnapshotProducer):
             summary.added(f)
         new_data = [m for m in self._new_manifests if m.content == _DATA]
         new_deletes = [m for m in self._new_manifests if m.content == _DELETES]
-        return self._maybe_merge(base, new_data + data) + self._maybe_merge(base, new_deletes + deletes)
+        return (self._maybe_merge(base, self._live(new_data + data))
+                + self._maybe_merge(base, self._live(new_deletes + deletes)))
+
+    def _live(self, manifests: list[ManifestFile]) -> list[ManifestFile]:
+        """The manifests the new snapshot lists: those with live (added or existing) entries, and those this
+        commit wrote. A manifest left with only entries an earlier commit deleted is dropped, as in Java, so
+        it is not kept alive by later snapshots (expiry then deletes it with the snapshots that listed it)."""
+        return [m for m in manifests
+                if m.has_added_files() or m.has_existing_files() or m.added_snapshot_id == self._snapshot_id]
 
 
 class MergeAppend(_MergingProducer):

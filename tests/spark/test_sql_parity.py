@@ -22,8 +22,6 @@ pytestmark = pytest.mark.spark
 
 # Scenarios with a known difference from Java, each with what differs (the test fails once they match).
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "13_maintenance_procedures": "expire_snapshots deletes 8 manifests where Java deletes 11: Java's replace "
-    "commits write one more manifest per filtered manifest",
 }
 
 
