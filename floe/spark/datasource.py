@@ -18,7 +18,7 @@ import json
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceReader
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceReader, DataSourceStreamReader
 
 from floe.errors import ValidationError
 from floe.spark.configure import register_session_hook, session_config
@@ -29,6 +29,7 @@ from floe.spark.datasource_read import (
     scan_from_options,
     spark_schema_for,
 )
+from floe.spark.datasource_stream import IcebergStreamReader
 
 __all__ = [
     "FILTER_PUSHDOWN_CONF",
@@ -62,6 +63,10 @@ class IcebergDataSource(DataSource):
 
     def reader(self, schema: T.StructType) -> DataSourceReader:
         return IcebergReader(self.options, schema)
+
+    def streamReader(self, schema: T.StructType) -> DataSourceStreamReader:
+        """The streaming reader of appended files (floe.spark.datasource_stream)."""
+        return IcebergStreamReader(self.options, schema)
 
     def writer(self, schema: T.StructType, overwrite: bool) -> DataSourceArrowWriter:
         """The batch writer (floe.spark.datasource_write)."""

@@ -60,6 +60,7 @@ __all__ = [
     "scan_from_options",
     "spark_schema_for",
     "table_source",
+    "task_group",
 ]
 
 READ_OPTIONS = ("snapshot-id", "as-of-timestamp", "branch", "tag", "start-snapshot-id", "end-snapshot-id")
@@ -291,28 +292,7 @@ class IcebergReader(DataSourceReader):
             # evaluates every filter anyway.
             scan = scan_from_options(self.options)
             groups = list(scan.plan_tasks())
-        table_schema = scan.table_schema()
-        mapping = name_mapping_of(dict(scan.metadata.properties), table_schema)
-        mapping_json = mapping.to_json() if mapping is not None else None
-        out: list[InputPartition] = []
-        for i, g in enumerate(groups):
-            locs: dict[str, str] = {}
-            for t in g.tasks:
-                locs[t.data_file.file_path] = scan.location_of(t.data_file.file_path)
-                for e in t.deletes:
-                    locs[e.data_file.file_path] = scan.location_of(e.data_file.file_path)
-            # Residuals are dropped: Spark re-applies every filter (see module docstring).
-            tasks = tuple(
-                FileScanTask(t.data_file, t.data_sequence_number, t.deletes, AlwaysTrue(), t.start, t.length, t.spec)
-                for t in g.tasks
-            )
-            out.append(
-                _TaskGroup(
-                    i, tasks, locs, dict(scan.io.properties), table_schema, scan.projection(), mapping_json,
-                    scan.table_name, scan.case_sensitive,
-                )
-            )
-        return out
+        return [task_group(scan, i, g.tasks) for i, g in enumerate(groups)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _TaskGroup)
@@ -330,6 +310,25 @@ class IcebergReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone=SPARK_ARROW_TIMEZONE)
         for t in p.tasks:
             yield from _to_spark_arrow(read_task_to_arrow(ctx, t), target).to_batches()
+
+
+def task_group(scan: TableScan, index: int, tasks: Sequence[FileScanTask]) -> InputPartition:
+    """One Spark partition reading ``tasks`` of ``scan`` (residuals dropped: Spark re-applies every filter)."""
+    table_schema = scan.table_schema()
+    mapping = name_mapping_of(dict(scan.metadata.properties), table_schema)
+    locs: dict[str, str] = {}
+    for t in tasks:
+        locs[t.data_file.file_path] = scan.location_of(t.data_file.file_path)
+        for e in t.deletes:
+            locs[e.data_file.file_path] = scan.location_of(e.data_file.file_path)
+    kept = tuple(
+        FileScanTask(t.data_file, t.data_sequence_number, t.deletes, AlwaysTrue(), t.start, t.length, t.spec)
+        for t in tasks
+    )
+    return _TaskGroup(
+        index, kept, locs, dict(scan.io.properties), table_schema, scan.projection(),
+        mapping.to_json() if mapping is not None else None, scan.table_name, scan.case_sensitive,
+    )
 
 
 def projection_schema(scan: TableScan) -> Schema:

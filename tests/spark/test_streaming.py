@@ -189,3 +189,56 @@ def test_apply_changes_refuses_bad_input(spark: SparkSession, lake: str) -> None
     spark.sql(f"ALTER TABLE {lake}.db.up SET IDENTIFIER FIELDS id")
     with pytest.raises(ValidationError, match="partition source column\\(s\\) dt must be identifier fields"):
         apply_changes(_table(spark, f"{lake}.db.up"), rows.drop("seq"), upsert=True)
+
+
+# -- the streaming source ------------------------------------------------------------------------------
+def _drain(spark: SparkSession, name: str, sink: str, checkpoint: Path, **options: str) -> int:
+    """Run the source once with Trigger.AvailableNow into table ``sink``; how many micro-batches had rows."""
+    reader = spark.readStream.format("iceberg").options(**options).load(name)
+    query = (reader.writeStream.format("iceberg").option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).toTable(sink))
+    query.awaitTermination()
+    return sum(1 for p in query.recentProgress if p["numInputRows"])
+
+
+def test_source_streams_appends_across_restarts_and_refuses_what_it_cannot_express(
+        spark: SparkSession, lake: str, tmp_path: Path) -> None:
+    name, copy = f"{lake}.db.src", f"{lake}.db.copy"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    spark.sql(f"CREATE TABLE {copy} (id BIGINT, v STRING) USING iceberg")
+    for i in range(3):
+        spark.createDataFrame([(i * 10 + k, "a") for k in range(4)], "id bigint, v string").coalesce(1) \
+            .writeTo(name).append()
+    checkpoint = tmp_path / "cp"
+    assert _drain(spark, name, copy, checkpoint, **{"streaming-max-rows-per-micro-batch": "5"}) == 3  # 3 files of 4 rows
+    spark.createDataFrame([(99, "b")], "id bigint, v string").writeTo(name).append()
+    assert _drain(spark, name, copy, checkpoint) == 1  # resumes after its checkpointed offset
+    ids = sorted(r.id for r in spark.table(copy).collect())
+    assert ids == sorted([i * 10 + k for i in range(3) for k in range(4)] + [99])
+
+    spark.sql(f"DELETE FROM {name} WHERE id = 99")
+    with pytest.raises(Exception, match="snapshot \\d+ is a delete, .* set streaming-skip-delete-snapshots=true"):
+        _drain(spark, name, copy, checkpoint)
+    spark.sql(f"CALL {lake}.system.rewrite_data_files(table => 'db.src', options => map('min-input-files', '2'))")
+    spark.createDataFrame([(100, "c")], "id bigint, v string").writeTo(name).append()
+    assert _drain(spark, name, copy, checkpoint, **{"streaming-skip-delete-snapshots": "true"}) == 1
+    assert spark.table(copy).count() == 14  # the compaction (replace) added no rows to the stream
+    spark.sql(f"INSERT OVERWRITE {name} VALUES (1, 'o')")
+    with pytest.raises(Exception, match="is an overwrite, .* set streaming-skip-overwrite-snapshots=true"):
+        _drain(spark, name, copy, checkpoint, **{"streaming-skip-delete-snapshots": "true"})
+    assert _drain(spark, name, copy, checkpoint, **{"streaming-skip-delete-snapshots": "true",
+                                                     "streaming-skip-overwrite-snapshots": "true"}) == 0
+
+
+def test_source_options_are_checked(spark: SparkSession, lake: str, tmp_path: Path) -> None:
+    name = f"{lake}.db.opts"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    with pytest.raises(Exception, match="streaming-max-files-per-micro-batch must be a positive integer"):
+        _drain(spark, name, f"{lake}.db.o2", tmp_path / "cp", **{"streaming-max-files-per-micro-batch": "0"})
+    later = spark.sql(f"SELECT max(committed_at) AS t FROM {name}.snapshots").first().t
+    spark.sql(f"INSERT INTO {name} VALUES (2)")
+    spark.sql(f"CREATE TABLE {lake}.db.o3 (id BIGINT) USING iceberg")
+    start = str(int(later.timestamp() * 1000) + 1)
+    assert _drain(spark, name, f"{lake}.db.o3", tmp_path / "cp3", **{"stream-from-timestamp": start}) == 1
+    assert [r.id for r in spark.table(f"{lake}.db.o3").collect()] == [2]
