@@ -242,3 +242,21 @@ def test_source_options_are_checked(spark: SparkSession, lake: str, tmp_path: Pa
     start = str(int(later.timestamp() * 1000) + 1)
     assert _drain(spark, name, f"{lake}.db.o3", tmp_path / "cp3", **{"stream-from-timestamp": start}) == 1
     assert [r.id for r in spark.table(f"{lake}.db.o3").collect()] == [2]
+
+
+def test_compaction_applies_equality_and_position_deletes(spark: SparkSession, lake: str) -> None:
+    name = _cdc_table(spark, lake)
+    spark.sql(f"INSERT INTO {name} SELECT id, CAST(id % 3 AS STRING), 'x' FROM range(60)")
+    changes = spark.createDataFrame(
+        [(i, "-D", i, str(i % 3), "x") for i in range(0, 60, 7)]
+        + [(100 + i, "+I", 1000 + i, "0", "n") for i in range(3)] + [(200, "-D", 1000, "0", "n")],
+        STREAM_SCHEMA,
+    )
+    apply_changes(_table(spark, name), changes, order_by="seq")
+    before = _state(spark, name)
+    out = spark.sql(f"CALL {lake}.system.rewrite_data_files(table => 'db.cdc', options => "
+                    "map('delete-file-threshold', '1', 'remove-dangling-deletes', 'true'))").first()
+    assert out.removed_delete_files_count > 0
+    assert _state(spark, name) == before
+    live = {d.data_file.content for e in _table(spark, name).scan().plan_files() for d in e.deletes}
+    assert FileContent.EQUALITY_DELETES not in live  # applied by the rewrite, then dangling and removed
