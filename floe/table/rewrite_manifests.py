@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from floe.errors import UnsupportedError
 from floe.serde.manifest_writer import ManifestWriter
 from floe.spec import properties as P
 from floe.spec.manifest import ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
@@ -94,9 +93,9 @@ class RewriteManifests(SnapshotProducer):
         current: list[ManifestFile],
         summary: SummaryBuilder,
     ) -> list[ManifestFile]:
-        if base.format_version >= 3:
-            # Rewritten manifests would need their row-id ranges carried over, which is not implemented.
-            raise UnsupportedError(f"Cannot rewrite manifests of format version 3 table {self._table.name()}")
+        # Format v3 row lineage: reading a manifest gives each data file its inherited first_row_id and the
+        # writer stores it with the EXISTING entry, so row ids survive; the new manifests get fresh ranges
+        # from the manifest list, as Java's writer assigns them.
         spec_id = base.default_spec_id if self._spec_id is None else self._spec_id
         target = P.property_int(base.properties, P.MANIFEST_TARGET_SIZE_BYTES, P.MANIFEST_TARGET_SIZE_BYTES_DEFAULT)
         plan = manifests_to_rewrite(current, spec_id, target)

@@ -278,6 +278,22 @@ def test_rewrite_manifests_clusters_by_partition_into_one_replace_snapshot(tmp_p
     assert parts == sorted(parts)
 
 
+def test_rewrite_manifests_keeps_row_ids_on_format_v3(tmp_path: Path) -> None:
+    """Row lineage (v3): each data file keeps the first row id it inherited; the rewritten manifests take
+    fresh ranges from the manifest list (as Java's writer assigns them), so next-row-id moves past them."""
+    t = make_table(tmp_path, version=3)
+    for i in range(3):
+        t.new_fast_append().append_file(real_file(t, f"f{i}", p=i % 2)).commit()
+    before = {e.data_file.file_path: e.data_file.first_row_id for e in entries(t) if e.is_live}
+    assert sorted(before.values()) == [0, 10, 20]
+    next_row_id = t.metadata.next_row_id
+    result = rewrite_manifests(t)
+    assert result.rewritten_manifests_count == 3
+    assert {e.data_file.file_path: e.data_file.first_row_id for e in entries(t) if e.is_live} == before
+    snap = t.current_snapshot()
+    assert snap.first_row_id == next_row_id and t.refresh().metadata.next_row_id == next_row_id + 30
+
+
 def test_rewrite_manifests_spec_id_and_empty_table(tmp_path: Path) -> None:
     t = make_table(tmp_path)
     assert rewrite_manifests(t) == type(rewrite_manifests(t))(0, 0) and t.current_snapshot() is None
