@@ -4,6 +4,8 @@
   (catalogs from its Iceberg-style confs, Python workers, the ``iceberg`` data source, transparent mode).
 - :func:`read` reads a table as a native DataFrame; :func:`sql` runs Floe SQL and returns DataFrames.
 - :func:`inspect` gives a table's metadata tables as DataFrames (``table.inspect`` gives them as Arrow).
+- :func:`apply_changes` applies a changelog DataFrame (+I/-U/+U/-D) with equality and position deletes;
+  ``df.writeStream.format("iceberg")`` streams into tables (floe.spark.streaming) on attached sessions.
 - :func:`detach` switches transparent mode off for a session (Spark's methods behave as without Floe).
 
 This package's namespace is a facade: ``sql`` and transparent mode are the SQL front end (floe.sql)
@@ -13,6 +15,7 @@ running inside the session; the modules of floe.spark below it never import floe
 from pyspark.sql import SparkSession
 
 from floe.spark import datasource as _datasource  # noqa: F401 - registers the data source session hook
+from floe.spark.changes import apply_changes
 from floe.spark.configure import attach, register_session_hook, session
 from floe.spark.metadata_tables import SparkInspectTable
 from floe.spark.read import read
@@ -30,4 +33,4 @@ def inspect(spark: SparkSession, table: object) -> SparkInspectTable:
     return SparkInspectTable(spark, table)
 
 
-__all__ = ["attach", "detach", "inspect", "read", "session", "sql"]
+__all__ = ["apply_changes", "attach", "detach", "inspect", "read", "session", "sql"]

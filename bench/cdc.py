@@ -1,0 +1,185 @@
+"""Benchmark: CDC batches applied by Floe (equality/position deletes) vs MERGE INTO by Iceberg Java.
+
+Builds a table of ROWS rows (id, dt, v) partitioned by dt, with identifier fields (id, dt), in one JDBC
+(SQLite) catalog both engines open, then CHANGES changes touching 10% of the keys in batches of BATCH
+(20% new keys, 60% updates, 20% deletes; each key once per batch), written as Parquet files:
+
+- Floe: ``floe.spark.changes.apply_changes`` per batch (upsert mode: an update is one +U row), on
+  local[2];
+- Iceberg Java 1.10 on Spark 3.5 (jsql), same machine, same files: ``MERGE INTO ... USING parquet.`batch```
+  on a merge-on-read copy of the same base table (the spelling an Iceberg-on-Spark user writes).
+
+Each engine's time per batch is measured inside one process (Java: the arrival times of jsql's per
+statement output). Prints throughput (changes per second) per engine and the ratio Java time / Floe
+time (above 1.0 Floe is faster), then Floe's read (count + aggregate) after the changes against a clean
+table of the same rows, before and after ``rewrite_data_files``. Rows are checked equal across engines.
+
+    PYTHONPATH=. .venv/bin/python bench/cdc.py [--rows 10000000] [--changes 1000000] [--batch 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+
+import floe.spark
+from floe.spark.changes import apply_changes
+from floe.sql.spark_session import floe_sql_state
+
+JSQL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "java-iceberg"
+PARTS = 8
+
+
+def conf(root: Path) -> dict[str, str]:
+    p = "spark.sql.catalog.bench"
+    return {p: "org.apache.iceberg.spark.SparkCatalog", f"{p}.type": "jdbc", f"{p}.uri": f"jdbc:sqlite:{root}/catalog.db",
+            f"{p}.warehouse": f"file:{root}/wh", "spark.sql.session.timeZone": "UTC"}
+
+
+def make_batches(root: Path, rows: int, changes: int, batch: int, seed: int = 7) -> list[Path]:
+    """Change files: per batch, distinct keys; 20% inserts of new keys, 60% updates, 20% deletes."""
+    rng = np.random.default_rng(seed)
+    live = np.ones(rows + changes, dtype=bool)
+    live[rows:] = False
+    next_new = rows
+    out = []
+    for b in range(changes // batch):
+        n_new, n_del = batch // 5, batch // 5
+        n_upd = batch - n_new - n_del
+        existing = rng.choice(np.flatnonzero(live[:next_new]), size=n_upd + n_del, replace=False)
+        upd, dele = existing[:n_upd], existing[n_upd:]
+        new = np.arange(next_new, next_new + n_new)
+        next_new += n_new
+        live[dele] = False
+        live[new] = True
+        ids = np.concatenate([new, upd, dele]).astype(np.int64)
+        ops = ["+I"] * n_new + ["+U"] * n_upd + ["-D"] * n_del
+        table = pa.table({
+            "op": pa.array(ops), "id": pa.array(ids), "dt": pa.array([f"p{i % PARTS}" for i in ids.tolist()]),
+            "v": pa.array([f"b{b}" for _ in range(len(ids))]),
+        })
+        path = root / f"batch{b:03d}.parquet"
+        pq.write_table(table, path)
+        out.append(path)
+    return out
+
+
+def run_java(statements: list[str], cfg: dict[str, str]) -> list[float]:
+    """Seconds per statement, from the arrival of jsql's output lines (one JVM for all)."""
+    cmd = [str(JSQL / "jsql")]
+    for k, v in cfg.items():
+        cmd += ["--conf", f"{k}={v}"]
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(";\n".join(["SELECT 1", *statements]) + ";\n")
+    proc = subprocess.Popen([*cmd, "-f", f.name], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    stamps = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            if "error" in json.loads(line):
+                raise SystemExit(f"jsql failed: {line[:500]}")
+            stamps.append(time.perf_counter())
+    proc.wait()
+    return [b - a for a, b in itertools.pairwise(stamps)]
+
+
+def timed(fn, runs: int = 3) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--changes", type=int, default=1_000_000)
+    ap.add_argument("--batch", type=int, default=100_000)
+    args = ap.parse_args()
+    subprocess.run(["bash", str(JSQL / "setup.sh")], check=True, capture_output=True)
+    root = Path(tempfile.mkdtemp(prefix="floe-bench-cdc-"))
+    cfg = conf(root)
+    batches = make_batches(root, args.rows, args.changes, args.batch)
+    spark: SparkSession = floe.spark.session({"spark.master": "local[2]", **cfg})
+    cols = "id BIGINT NOT NULL, dt STRING NOT NULL, v STRING"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS bench.db")
+    for name, mode in (("floe_t", "'write.upsert.enabled'='true'"), ("java_t", "'write.merge.mode'='merge-on-read'")):
+        spark.sql(f"CREATE TABLE bench.db.{name} ({cols}) USING iceberg PARTITIONED BY (dt) "
+                  f"TBLPROPERTIES ('format-version'='2', {mode})")
+        spark.sql(f"INSERT INTO bench.db.{name} SELECT id, concat('p', CAST(id % {PARTS} AS STRING)), 'base' "
+                  f"FROM range({args.rows})")
+    spark.sql("ALTER TABLE bench.db.floe_t SET IDENTIFIER FIELDS id, dt")
+    table = floe_sql_state(spark).context.load(("bench", "db", "floe_t"))
+
+    floe_times = []
+    for path in batches:
+        df = spark.read.parquet(str(path))
+        t0 = time.perf_counter()
+        apply_changes(table.refresh(), df)
+        floe_times.append(time.perf_counter() - t0)
+
+    merges = [
+        f"MERGE INTO bench.db.java_t t USING (SELECT * FROM parquet.`{p}`) s ON t.id = s.id AND t.dt = s.dt "
+        "WHEN MATCHED AND s.op = '-D' THEN DELETE WHEN MATCHED THEN UPDATE SET t.v = s.v "
+        "WHEN NOT MATCHED AND s.op <> '-D' THEN INSERT (id, dt, v) VALUES (s.id, s.dt, s.v)"
+        for p in batches
+    ]
+    java_times = run_java(merges, cfg)
+
+    floe_rows = spark.sql("SELECT count(*) AS n, sum(hash(id, dt, v)) AS h FROM bench.db.floe_t").first()
+    java_rows = run_java_rows(cfg)
+    print(f"rows after: Floe {floe_rows.n} (hash {floe_rows.h}); Java {java_rows}")
+    assert [floe_rows.n, floe_rows.h] == java_rows, "Floe and Java hold different rows"
+
+    total = args.changes
+    f_s, j_s = sum(floe_times), sum(java_times)
+    print(f"CDC apply, {len(batches)} batches of {args.batch} into {args.rows} rows")
+    print(f"  Floe apply_changes: {f_s:.1f} s ({total / f_s:,.0f} changes/s; median batch {statistics.median(floe_times):.2f} s)")
+    print(f"  Java MERGE INTO (MOR): {j_s:.1f} s ({total / j_s:,.0f} changes/s; median batch {statistics.median(java_times):.2f} s)")
+    print(f"  ratio Java/Floe: {j_s / f_s:.2f}")
+
+    spark.sql(f"CREATE TABLE bench.db.clean ({cols}) USING iceberg PARTITIONED BY (dt)")
+    spark.sql("INSERT INTO bench.db.clean SELECT * FROM bench.db.floe_t")
+
+    def read(name: str) -> None:
+        spark.sql(f"SELECT count(*), sum(length(v)), max(id) FROM bench.db.{name}").collect()
+
+    read("clean")  # warm-up: the first query of a session pays for JIT and class loading
+    read("floe_t")
+    clean = timed(lambda: read("clean"))
+    before = timed(lambda: read("floe_t"))
+    spark.sql("CALL bench.system.rewrite_data_files(table => 'db.floe_t', "
+              "options => map('delete-file-threshold', '1', 'remove-dangling-deletes', 'true'))")
+    after = timed(lambda: read("floe_t"))
+    print(f"read after changes: clean {clean:.2f} s, before compaction {before:.2f} s ({before / clean:.2f}x), "
+          f"after rewrite_data_files {after:.2f} s ({after / clean:.2f}x)")
+    spark.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def run_java_rows(cfg: dict[str, str]) -> list[int]:
+    cmd = [str(JSQL / "jsql")]
+    for k, v in cfg.items():
+        cmd += ["--conf", f"{k}={v}"]
+    out = subprocess.run([*cmd, "-e", "SELECT count(*) AS n, sum(hash(id, dt, v)) AS h FROM bench.db.java_t"],
+                         capture_output=True, text=True, check=True)
+    row = next(json.loads(x) for x in out.stdout.splitlines() if x.startswith("{"))["rows"][0]
+    return [int(row[0]), int(row[1])]
+
+
+if __name__ == "__main__":
+    main()
