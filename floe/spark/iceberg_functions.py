@@ -133,6 +133,8 @@ def _register(spark: SparkSession, name: str, transform: Transform | None, sourc
     from floe.transforms import BucketTransform
 
     ensure_workers_import_floe(spark)
+    if spark.catalog.functionExists(name):  # registered by an earlier statement of this session
+        return
 
     def run(values: pa.Array) -> pa.Array:
         import numpy as np
