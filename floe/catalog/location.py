@@ -1,15 +1,18 @@
-"""Open a table by its location alone: a table folder, or one metadata file (``floe.load_table(path)``).
+"""Open a table by its location alone (``floe.load_table(path)``, the CLI, Spark reads): the one resolver.
 
+- A ``*.json`` (``*.metadata.json``) file opens read-only at exactly that version.
 - A folder in the Hadoop layout (``metadata/version-hint.text`` or ``metadata/v<N>.metadata.json``) opens
   with Hadoop commits: the handle can append, evolve and manage snapshots like a catalog table.
 - A folder whose metadata files are ``NNNNN-<uuid>.metadata.json`` (written through a metastore catalog)
   opens read-only at its newest version: committing without that catalog would fork the table.
-- A ``*.metadata.json`` file opens read-only at exactly that version.
+- A local folder copied from elsewhere (fixtures, backups: its metadata records another location), or one
+  holding a single table folder, opens read-only through floe.io.table_folder: the paths its metadata
+  records are mapped onto the folder by the handle's FileIO (``location_of``, which scans use).
 """
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -19,7 +22,9 @@ from floe.catalog.hadoop import HadoopTableOperations
 from floe.catalog.metadata_files import read_metadata
 from floe.errors import NoSuchTableError
 from floe.io.fileio import FileIO
-from floe.io.locations import join
+from floe.io.locations import comparison_key, is_local, join, to_local_path
+from floe.io.table_folder import open_table_folder
+from floe.serde.metadata_names import is_metadata_file, parse_metadata_file_name
 from floe.table.operations import ReadOnlyTableOperations, TableOperations
 
 if TYPE_CHECKING:
@@ -27,19 +32,16 @@ if TYPE_CHECKING:
 
 __all__ = ["latest_metadata_file", "load_table", "location_operations"]
 
-_METADATA = re.compile(r"^(?:v)?(\d+)(?:-[0-9a-fA-F-]{36})?(?:\.gz)?\.metadata\.json$")
-
-
 def latest_metadata_file(io: FileIO, table_location: str) -> str | None:
     """The newest ``*.metadata.json`` in ``<table>/metadata`` by version number, then modification time."""
     fs, path = io.resolve(join(table_location, "metadata"))
     infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
     best: tuple[int, int, str] | None = None
     for info in infos:
-        m = _METADATA.match(info.base_name)
-        if m is None or info.type != pafs.FileType.File:
+        name = parse_metadata_file_name(info.base_name)
+        if name is None or info.type != pafs.FileType.File:
             continue
-        key = (int(m.group(1)), info.mtime_ns or 0, info.base_name)
+        key = (name.version, info.mtime_ns or 0, info.base_name)
         if best is None or key > best:
             best = key
     return None if best is None else join(table_location, "metadata", best[2])
@@ -56,7 +58,7 @@ def location_operations(location: str, properties: Mapping[str, str] | None = No
     """
     io = FileIO.for_location(location, properties)
     loc = location.rstrip("/")
-    if loc.endswith(".metadata.json"):
+    if is_metadata_file(loc) or loc.endswith(".json"):
         if not io.exists(loc):
             raise NoSuchTableError(f"Table metadata file does not exist: {loc}")
         return ReadOnlyTableOperations((loc,), io, read_metadata(io, loc), loc)
@@ -64,9 +66,23 @@ def location_operations(location: str, properties: Mapping[str, str] | None = No
     if hadoop.current_version() is not None:
         return hadoop
     latest = latest_metadata_file(io, loc)
-    if latest is None:
-        raise NoSuchTableError(f"No Iceberg table at {loc}: no metadata/*.metadata.json files")
-    return ReadOnlyTableOperations((loc,), io, read_metadata(io, latest), latest)
+    if latest is not None:
+        metadata = read_metadata(io, latest)
+        if not is_local(loc) or _same_folder(metadata.location, loc):
+            return ReadOnlyTableOperations((loc,), io, metadata, latest)
+    if is_local(loc):
+        folder = open_table_folder(to_local_path(loc))  # NoSuchTableError when there is no table at all
+        return ReadOnlyTableOperations((loc,), folder.io, folder.metadata, str(folder.metadata_file))
+    raise NoSuchTableError(f"No Iceberg table at {loc}: no metadata/*.metadata.json files")
+
+
+def _same_folder(recorded: str, local: str) -> bool:
+    """Whether a table location recorded in metadata is this local folder (else the table was copied)."""
+    if not is_local(recorded):
+        return False
+    return comparison_key(os.path.abspath(to_local_path(recorded))) == comparison_key(
+        os.path.abspath(to_local_path(local))
+    )
 
 
 def load_table(location: str, properties: Mapping[str, str] | None = None) -> Table:

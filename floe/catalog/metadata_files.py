@@ -1,14 +1,12 @@
 """Metadata files on storage: names, reading, writing, the metadata log and cleanup after commits.
 
-Names follow Iceberg: metastore-style catalogs (SQL) write ``NNNNN-<uuid>.metadata.json`` (the counter is
-the previous file's plus one; the uuid keeps concurrent writers apart), the Hadoop catalog writes
-``v<N>.metadata.json``. ``write.metadata.compression-codec=gzip`` adds ``.gz`` before ``.metadata.json``.
+Names follow Iceberg (floe.serde.metadata_names): metastore-style catalogs (SQL) write
+``NNNNN-<uuid>.metadata.json`` (the counter is the previous file's plus one; the uuid keeps concurrent
+writers apart), the Hadoop catalog writes ``v<N>.metadata.json``. ``write.metadata.compression-codec=gzip``
+adds ``.gz`` before ``.metadata.json``.
 """
 
 from __future__ import annotations
-
-import re
-import uuid
 
 from floe.errors import InvalidMetadataError
 from floe.io.fileio import FileIO
@@ -18,6 +16,7 @@ from floe.serde.metadata_json import (
     table_metadata_from_bytes,
     table_metadata_to_bytes,
 )
+from floe.serde.metadata_names import GZIP_METADATA_SUFFIX, metadata_version, versioned_metadata_file_name
 from floe.spec.properties import (
     METADATA_COMPRESSION,
     METADATA_COMPRESSION_DEFAULT,
@@ -37,10 +36,6 @@ __all__ = [
     "write_metadata",
 ]
 
-_VERSIONED = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}(?:\.gz)?\.metadata\.json$")
-_HADOOP = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
-
-
 def metadata_suffix(metadata: TableMetadata) -> str:
     """``.metadata.json`` or ``.gz.metadata.json`` depending on ``write.metadata.compression-codec``."""
     return metadata_file_extension(
@@ -50,17 +45,14 @@ def metadata_suffix(metadata: TableMetadata) -> str:
 
 def parse_version(location: str | None) -> int:
     """The version counter in a metadata file name (``00012-<uuid>...`` or ``v12...``), -1 if none."""
-    if location is None:
-        return -1
-    name = location.rsplit("/", 1)[-1]
-    m = _VERSIONED.match(name) or _HADOOP.match(name)
-    return int(m.group(1)) if m else -1
+    version = None if location is None else metadata_version(location)
+    return -1 if version is None else version
 
 
 def next_metadata_location(new: TableMetadata, base_location: str | None) -> str:
     """A fresh ``NNNNN-<uuid>.metadata.json`` location one version after ``base_location``."""
     version = parse_version(base_location) + 1
-    return join(metadata_dir(new), f"{version:05d}-{uuid.uuid4()}{metadata_suffix(new)}")
+    return join(metadata_dir(new), versioned_metadata_file_name(version, metadata_suffix(new)))
 
 
 def read_metadata(io: FileIO, location: str) -> TableMetadata:
@@ -88,7 +80,7 @@ def write_metadata(io: FileIO, metadata: TableMetadata, location: str, *, exclus
     Raises:
         FileAlreadyExistsError: ``exclusive`` and a file already exists at ``location``.
     """
-    codec = "gzip" if location.endswith(".gz.metadata.json") else "none"
+    codec = "gzip" if location.endswith(GZIP_METADATA_SUFFIX) else "none"
     io.new_output(location).write_bytes(
         table_metadata_to_bytes(metadata, codec=codec), overwrite=not exclusive
     )

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from floe.config import FloeConfig, open_catalog
 from floe.errors import NoSuchTableError, ValidationError
+from floe.serde.metadata_names import is_metadata_file
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -30,7 +31,7 @@ __all__ = ["is_location", "load_table_by_name", "resolve_table_identifier", "spl
 
 def is_location(name: str) -> bool:
     """Whether ``name`` is a table location (path or URI) rather than a catalog identifier."""
-    return "/" in name or "\\" in name or name.endswith(".metadata.json")
+    return "/" in name or "\\" in name or is_metadata_file(name)
 
 
 def split_name(name: str) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from floe.catalog.metadata_files import parse_version
 from floe.io.fileio import FileIO
+from floe.serde.metadata_names import versioned_metadata_file_name
 from floe.serde.view_json import view_metadata_from_json, view_metadata_to_json
 from floe.spec.schema import Schema
 from floe.spec.view_metadata import SQLViewRepresentation, ViewHistoryEntry, ViewMetadata, ViewVersion
@@ -118,7 +119,7 @@ def view_with_properties(base: ViewMetadata, updates: Mapping[str, str], removal
 def write_view_metadata(io: FileIO, metadata: ViewMetadata, base_location: str | None) -> str:
     """Write the next metadata file of a view (``<location>/metadata/NNNNN-<uuid>.metadata.json``)."""
     version = parse_version(base_location) + 1 if base_location else 0
-    location = f"{metadata.location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+    location = f"{metadata.location.rstrip('/')}/metadata/{versioned_metadata_file_name(version)}"
     io.new_output(location).write_bytes(view_metadata_to_json(metadata).encode("utf-8"))
     return location
 

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from floe.cli.output import print_result
 from floe.config import FloeConfig, open_catalog
 from floe.errors import NoSuchNamespaceError, ValidationError
-from floe.io.locations import LOCAL_SCHEMES, scheme_of
 from floe.sql.identifiers import ResolvedTable, resolve_namespace, resolve_table
 from floe.sql.result import ResultSet
 from floe.table.identifiers import to_identifier
 
 if TYPE_CHECKING:
     from floe.io.fileio import FileIO
-    from floe.spec.manifest import ManifestEntry, ManifestFile
+    from floe.spec.manifest import ManifestEntry
     from floe.spec.table_metadata import TableMetadata
 
 __all__ = [
@@ -127,45 +126,15 @@ _MANIFEST_READERS = 8  # threads fetching manifests (object stores answer in ten
 
 
 def _live_entries(io: FileIO, metadata: TableMetadata) -> Iterator[ManifestEntry]:
-    from floe.serde.manifest_avro import read_manifest, read_manifest_list
-    from floe.spec.manifest import ManifestEntryStatus
+    # Imported here: only ``floe files`` reads manifests; the other commands start faster without.
+    from floe.io.manifest_group import ManifestGroup
 
-    snap = metadata.current_snapshot()
-    if snap is None or snap.manifest_list is None:
-        return
-    schema = metadata.schema()
-    manifests = read_manifest_list(io.new_input(snap.manifest_list).read_bytes())
-
-    def fetch(mf: ManifestFile) -> bytes:
-        return io.new_input(mf.manifest_path).read_bytes()
-
-    for mf, data in zip(manifests, _fetch_all(fetch, manifests)):
-        # stats_columns=(): the metrics maps are most of the decode time and the listing shows none.
-        entries = read_manifest(
-            data,
-            manifest_file=mf,
-            partition_spec=metadata.spec_by_id(mf.partition_spec_id),
-            schema=schema,
-            stats_columns=(),
-        )
-        for entry in entries:
-            if entry.status != ManifestEntryStatus.DELETED:
-                yield entry
-
-
-def _fetch_all(fetch: Callable[[ManifestFile], bytes], manifests: list[ManifestFile]) -> Iterator[bytes]:
-    """Every manifest's bytes, in manifest-list order."""
-    if all(scheme_of(mf.manifest_path) in LOCAL_SCHEMES for mf in manifests):
-        # A local read takes microseconds: a thread pool would only add its hand-offs (~0.1 ms each).
-        yield from map(fetch, manifests)
-        return
-    from concurrent.futures import ThreadPoolExecutor  # imported here: only remote manifests need it
-
-    # Threads fetch; decoding stays on the caller's thread: it is pure Python, and decoding in the pool only
-    # adds GIL contention (measured: +25% CPU for 1,000 local manifests).
-    threads = max(1, min(_MANIFEST_READERS, len(manifests)))
-    with ThreadPoolExecutor(threads, thread_name_prefix="floe-files") as pool:
-        yield from pool.map(fetch, manifests)
+    # A table folder copied from elsewhere maps recorded paths (floe.io.table_folder.FolderFileIO).
+    location_of = getattr(io, "location_of", None)
+    group = ManifestGroup.of_snapshot(io, metadata.current_snapshot(), location_of=location_of)
+    # stats_columns=(): the metrics maps are most of the decode time and the listing shows none.
+    group = group.with_metadata(metadata)
+    return group.ignore_deleted().select_stats(()).plan_with(_MANIFEST_READERS).entries()
 
 
 def files_rows(io: FileIO, metadata: TableMetadata) -> ResultSet:

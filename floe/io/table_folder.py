@@ -13,13 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from floe.errors import FloeError, InvalidMetadataError, NoSuchFileError, NoSuchTableError
-from floe.serde.manifest_avro import read_manifest, read_manifest_header, read_manifest_list
+from floe.io.fileio import FileIO
+from floe.io.manifest_group import ManifestGroup
+from floe.io.manifest_reader import read_manifest_files
 from floe.serde.metadata_json import table_metadata_from_bytes
-from floe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
+from floe.serde.metadata_names import METADATA_SUFFIX, metadata_version
+from floe.spec.manifest import ManifestEntry, ManifestFile
 from floe.spec.snapshot import Snapshot
 from floe.spec.table_metadata import TableMetadata
 
 __all__ = [
+    "FolderFileIO",
     "FolderTable",
     "PathMapper",
     "find_metadata_file",
@@ -28,17 +32,8 @@ __all__ = [
     "open_table_folder",
 ]
 
-# v12.metadata.json, v12.gz.metadata.json, v12.metadata.json.gz, 00012-<uuid>.metadata.json(.gz)
-_VERSIONED = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json(?:\.gz)?$")
-_SEQUENCED = re.compile(r"^(\d+)-[0-9A-Za-z-]+(?:\.gz)?\.metadata\.json(?:\.gz)?$")
 _HINT_FILES = ("version-hint.text", "version-hint.txt")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-
-
-def metadata_version(name: str) -> int | None:
-    """The version number in a metadata file name, or None if it is not a metadata file name."""
-    m = _VERSIONED.match(name) or _SEQUENCED.match(name)
-    return int(m.group(1)) if m else None
 
 
 def find_table_root(folder: str | Path) -> Path:
@@ -89,7 +84,7 @@ def find_metadata_file(folder: str | Path) -> Path:
     hint = _read_hint(metadata_dir)
     chosen: Path | None = None
     if hint is not None:
-        named = [metadata_dir / hint, metadata_dir / f"{hint}.metadata.json"]
+        named = [metadata_dir / hint, metadata_dir / f"{hint}{METADATA_SUFFIX}"]
         chosen = next((p for p in named if p.is_file() and metadata_version(p.name) is not None), None)
         if chosen is None and hint.isdigit() and int(hint) in by_version:
             chosen = min(by_version[int(hint)])
@@ -161,18 +156,42 @@ class PathMapper:
         return None
 
 
+class FolderFileIO(FileIO):
+    """A FileIO for a table folder whose ``location_of`` maps recorded paths onto the folder: scans and
+    metadata tables of a table handle with this FileIO read the copied files (they look for the method)."""
+
+    def __init__(self, paths: PathMapper) -> None:
+        super().__init__()
+        self._paths = paths
+
+    def location_of(self, recorded: str) -> str:
+        """The local path of a path recorded in metadata."""
+        return str(self._paths.map(recorded))
+
+
 @dataclass(frozen=True, slots=True)
 class FolderTable:
-    """A table opened from a folder: its metadata plus readers for manifest lists and manifests."""
+    """A table opened from a folder: its metadata plus readers for manifest lists and manifests.
+
+    ``io`` reads the mapped local paths (manifests through floe.io.manifest_group, cached per FileIO).
+    """
 
     root: Path
     metadata_file: Path
     metadata: TableMetadata
     paths: PathMapper
+    io: FileIO = field(default_factory=FileIO, compare=False)
 
     def local_path(self, recorded: str) -> Path:
         """Where a path recorded in metadata lives in this folder."""
         return self.paths.map(recorded)
+
+    def location_of(self, recorded: str) -> str:
+        """The readable location of a path recorded in metadata (``location_of`` of scans)."""
+        return str(self.paths.map(recorded))
+
+    def _missing(self, exc: NoSuchFileError) -> NoSuchFileError:
+        return NoSuchFileError(f"{exc} (referenced by table {self.root.name}, recorded paths mapped onto {self.root})")
 
     def read_bytes(self, recorded: str) -> bytes:
         """The bytes of a file the metadata refers to.
@@ -197,40 +216,20 @@ class FolderTable:
         snap = snapshot if snapshot is not None else self.metadata.current_snapshot()
         if snap is None:
             return []
-        if snap.manifest_list:
-            return read_manifest_list(self.read_bytes(snap.manifest_list))
-        out = []
-        for path in snap.manifests or ():
-            data = self.read_bytes(path)
-            header = read_manifest_header(data)
-            out.append(
-                ManifestFile(
-                    manifest_path=path,
-                    manifest_length=len(data),
-                    partition_spec_id=int(header.get("partition-spec-id", self.metadata.default_spec_id)),
-                    content=ManifestContent.DATA,
-                    sequence_number=0,
-                    min_sequence_number=0,
-                    added_snapshot_id=snap.snapshot_id,
-                    added_files_count=None,
-                    existing_files_count=None,
-                    deleted_files_count=None,
-                    added_rows_count=None,
-                    existing_rows_count=None,
-                    deleted_rows_count=None,
-                )
+        try:
+            return read_manifest_files(
+                self.io, snap, self.location_of, default_spec_id=self.metadata.default_spec_id
             )
-        return out
+        except NoSuchFileError as exc:
+            raise self._missing(exc) from exc
 
     def manifest_entries(self, manifest: ManifestFile) -> list[ManifestEntry]:
         """All entries of a manifest, with inherited sequence numbers and the table's partition spec."""
-        spec = self.metadata.spec_by_id(manifest.partition_spec_id)
-        return read_manifest(
-            self.read_bytes(manifest.manifest_path),
-            manifest_file=manifest,
-            partition_spec=spec,
-            schema=self.metadata.schema(),
-        )
+        group = ManifestGroup.of(self.io, (manifest,), location_of=self.location_of).with_metadata(self.metadata)
+        try:
+            return group.entries_of(manifest)
+        except NoSuchFileError as exc:
+            raise self._missing(exc) from exc
 
     def entries(self, snapshot: Snapshot | None = None) -> list[ManifestEntry]:
         """Entries of every manifest of a snapshot (default: current)."""
@@ -258,4 +257,6 @@ def open_table_folder(folder: str | Path, *, prefixes: Iterable[str] = ()) -> Fo
     except FloeError as exc:
         raise InvalidMetadataError(f"Cannot read table metadata {metadata_file}: {exc}") from exc
     mapper = PathMapper(metadata.location, root, tuple(prefixes))
-    return FolderTable(root=root, metadata_file=metadata_file, metadata=metadata, paths=mapper)
+    return FolderTable(
+        root=root, metadata_file=metadata_file, metadata=metadata, paths=mapper, io=FolderFileIO(mapper)
+    )

@@ -8,12 +8,10 @@ gone. ``rewrite_data_files`` with ``remove-dangling-deletes`` removes them in on
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from floe.scan.planner import read_manifest_files
-from floe.serde.manifest_avro import read_manifest
-from floe.spec.manifest import FileContent, FileFormat, ManifestEntry, ManifestEntryStatus
+from floe.io.manifest_group import ManifestGroup
+from floe.spec.manifest import FileContent, FileFormat, ManifestEntry
 from floe.spec.snapshot import Snapshot
 from floe.table.table import Table
 
@@ -22,20 +20,8 @@ __all__ = ["dangling_delete_files", "live_entries", "remove_dangling_deletes"]
 
 def live_entries(table: Table, snapshot: Snapshot) -> list[ManifestEntry]:
     """The live (ADDED or EXISTING) entries of every manifest of ``snapshot``, data and deletes."""
-    meta = table.metadata
-
-    def one(m: Any) -> list[ManifestEntry]:
-        with table.io.new_input(m.manifest_path).open() as fo:
-            data = fo.read()
-        spec = meta.spec_by_id(m.partition_spec_id)
-        return [
-            e
-            for e in read_manifest(data, manifest_file=m, partition_spec=spec, schema=meta.schema())
-            if e.status != ManifestEntryStatus.DELETED
-        ]
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return [e for group in pool.map(one, read_manifest_files(table.io, snapshot)) for e in group]
+    group = ManifestGroup.of_snapshot(table.io, snapshot).with_metadata(table.metadata).plan_with(8)
+    return list(group.ignore_deleted().entries())
 
 
 def dangling_delete_files(table: Table, entries: list[ManifestEntry]) -> list[ManifestEntry]:

@@ -8,14 +8,12 @@ for what must be kept - if the kept side cannot be read completely, nothing may 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from floe.io.fileio import FileIO
 from floe.io.locations import comparison_key
-from floe.scan.planner import read_manifest_files
-from floe.serde.manifest_avro import read_manifest
-from floe.spec.manifest import FileContent, ManifestEntryStatus, ManifestFile
+from floe.io.manifest_group import ManifestGroup
+from floe.spec.manifest import FileContent, ManifestFile
 from floe.spec.snapshot import Snapshot
 from floe.spec.table_metadata import TableMetadata
 
@@ -35,26 +33,13 @@ class ContentFile:
 def snapshot_manifests(
     io: FileIO, snapshots: Iterable[Snapshot], *, missing_ok: bool
 ) -> dict[str, ManifestFile]:
-    """Every manifest the snapshots' manifest lists name, by path (lists read in parallel).
+    """Every manifest the snapshots' manifest lists name, by path (remote lists read in parallel).
 
     Raises:
         FileNotFoundError: a manifest list is missing and ``missing_ok`` is False.
     """
-
-    def one(s: Snapshot) -> list[ManifestFile]:
-        try:
-            return read_manifest_files(io, s)
-        except FileNotFoundError:
-            if missing_ok:
-                return []
-            raise
-
-    out: dict[str, ManifestFile] = {}
-    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
-        for manifests in pool.map(one, list(snapshots)):
-            for m in manifests:
-                out.setdefault(m.manifest_path, m)
-    return out
+    group = ManifestGroup.of_snapshots(io, snapshots, threads=_THREADS, missing_ok=missing_ok)
+    return {m.manifest_path: m for m in group.manifests}
 
 
 def content_files(
@@ -68,27 +53,15 @@ def content_files(
     Raises:
         FileNotFoundError: a manifest is missing and ``missing_ok`` is False.
     """
-
-    def one(m: ManifestFile) -> list[ContentFile]:
-        try:
-            with io.new_input(m.manifest_path).open() as fo:
-                data = fo.read()
-        except FileNotFoundError:
-            if missing_ok:
-                return []
-            raise
-        entries = read_manifest(data, manifest_file=m, stats_columns=())
-        return [
-            ContentFile(e.data_file.file_path, e.data_file.content)
-            for e in entries
-            if not (live_only and e.status == ManifestEntryStatus.DELETED)
-        ]
-
+    group = ManifestGroup.of(io, manifests).select_stats(()).plan_with(_THREADS).skip_missing(missing_ok)
+    if live_only:
+        group = group.ignore_deleted()
     out: dict[str, ContentFile] = {}
-    with ThreadPoolExecutor(max_workers=_THREADS) as pool:
-        for files in pool.map(one, list(manifests)):
-            for f in files:
-                out.setdefault(comparison_key(f.path), f)
+    for e in group.entries():
+        f = e.data_file
+        key = comparison_key(f.file_path)
+        if key not in out:
+            out[key] = ContentFile(f.file_path, f.content)
     return out
 
 

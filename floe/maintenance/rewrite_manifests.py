@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from floe.errors import ValidationError
-from floe.scan.planner import read_manifest_files
+from floe.io.manifest_reader import read_manifest_files
 from floe.spec import properties as P
 from floe.table.rewrite_manifests import RewriteManifests, manifests_to_rewrite
 from floe.table.table import Table

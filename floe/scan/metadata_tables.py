@@ -8,13 +8,15 @@ tables from manifests (of the chosen snapshot, or of every distinct manifest of 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pyarrow as pa
 
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.io.arrow_schema import type_to_arrow
+from floe.io.manifest_group import ManifestGroup
+from floe.io.manifest_reader import read_manifest_files
 from floe.scan.arrow_read import ReadContext
 from floe.scan.partition_struct import (
     arrow_value,
@@ -22,16 +24,13 @@ from floe.scan.partition_struct import (
     partition_column,
     partition_struct_type,
 )
-from floe.scan.planner import read_manifest_files
 from floe.scan.position_deletes_table import position_deletes_table
 from floe.scan.table_scan import TableLike
-from floe.serde.manifest_avro import iter_manifest
 from floe.spec.manifest import (
     DataFile,
     FileContent,
     ManifestContent,
     ManifestEntry,
-    ManifestEntryStatus,
     ManifestFile,
 )
 from floe.spec.partitioning import PartitionSpec
@@ -300,12 +299,9 @@ def _readable_metrics(schema: Schema, files: list[DataFile]) -> pa.Array:
     return pa.StructArray.from_arrays(children, names=fields)
 
 
-def _entries(table: TableLike, manifest_files: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
-    md, loc = table.metadata, _loc(table)
-    for m in manifest_files:
-        with table.io.new_input(loc(m.manifest_path)).open() as fo:
-            data = fo.read()
-        yield from iter_manifest(data, manifest_file=m, partition_spec=md.spec_by_id(m.partition_spec_id), schema=md.schema())
+def _group(table: TableLike, manifest_files: Iterable[ManifestFile]) -> ManifestGroup:
+    """Every entry of the manifests, decoded with the table's specs and current schema, all metrics."""
+    return ManifestGroup.of(table.io, manifest_files, location_of=_loc(table)).with_metadata(table.metadata)
 
 
 def _files_table(md: TableMetadata, files: list[DataFile]) -> pa.Table:
@@ -316,10 +312,8 @@ def _files_table(md: TableMetadata, files: list[DataFile]) -> pa.Table:
 
 def _live_files(table: TableLike, snapshot_id: int | None, content: ManifestContent | None) -> list[DataFile]:
     snap = _snapshot(table.metadata, snapshot_id)
-    if snap is None:
-        return []
-    ms = [m for m in read_manifest_files(table.io, snap, _loc(table)) if content is None or m.content == content]
-    return [e.data_file for e in _entries(table, ms) if e.status != ManifestEntryStatus.DELETED]
+    group = ManifestGroup.of_snapshot(table.io, snap, location_of=_loc(table)).with_metadata(table.metadata)
+    return [e.data_file for e in group.with_content(content).ignore_deleted().entries()]
 
 
 def files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
@@ -339,19 +333,14 @@ def _reachable_manifests(table: TableLike, snapshot_id: int | None, name: str) -
     BaseAllMetadataTableScan refuses a snapshot)."""
     if snapshot_id is not None:
         raise UnsupportedError(f"Cannot select snapshot {snapshot_id} in metadata table {name} of {table.metadata.location}")
-    seen: dict[str, ManifestFile] = {}
-    for s in table.metadata.snapshots:
-        for m in read_manifest_files(table.io, s, _loc(table)):
-            seen.setdefault(m.manifest_path, m)
-    return list(seen.values())
+    return list(ManifestGroup.of_snapshots(table.io, table.metadata.snapshots, location_of=_loc(table)).manifests)
 
 
 def _all_files(table: TableLike, snapshot_id: int | None, content: ManifestContent | None, name: str) -> pa.Table:
     # One row per live entry of each distinct manifest: a file kept by a rewritten manifest shows once per
     # manifest holding it, as in Java (no dedup by file path).
-    ms = [m for m in _reachable_manifests(table, snapshot_id, name) if content is None or m.content == content]
-    files_ = [e.data_file for e in _entries(table, ms) if e.status != ManifestEntryStatus.DELETED]
-    return _files_table(table.metadata, files_)
+    group = _group(table, _reachable_manifests(table, snapshot_id, name)).with_content(content)
+    return _files_table(table.metadata, [e.data_file for e in group.ignore_deleted().entries()])
 
 
 def all_data_files(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
@@ -387,15 +376,16 @@ def _entries_table(md: TableMetadata, es: list[ManifestEntry]) -> pa.Table:
 
 def all_entries(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
     """Every entry (deleted ones too) of every manifest reachable from any snapshot (``all_entries``)."""
-    return _entries_table(table.metadata, list(_entries(table, _reachable_manifests(table, snapshot_id, "all_entries"))))
+    group = _group(table, _reachable_manifests(table, snapshot_id, "all_entries"))
+    return _entries_table(table.metadata, list(group.entries()))
 
 
 def position_deletes(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
     """Deleted positions of the snapshot's live position delete files and deletion vectors."""
     md = table.metadata
     snap = _snapshot(md, snapshot_id)
-    ms = [m for m in read_manifest_files(table.io, snap, _loc(table)) if m.content == ManifestContent.DELETES] if snap else []
-    live = [e for e in _entries(table, ms) if e.status != ManifestEntryStatus.DELETED]
+    group = ManifestGroup.of_snapshot(table.io, snap, location_of=_loc(table)).with_metadata(md)
+    live = list(group.deletes_only().ignore_deleted().entries())
     schema = md.schema()
     ctx = ReadContext(io=table.io, table_schema=schema, projection=schema, name_mapping=None, location_of=_loc(table),
                       table_name=str(md.location))
@@ -405,8 +395,8 @@ def position_deletes(table: TableLike, snapshot_id: int | None = None) -> pa.Tab
 def entries(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
     """Every entry (deleted ones too) of the snapshot's manifests."""
     snap = _snapshot(table.metadata, snapshot_id)
-    es = list(_entries(table, read_manifest_files(table.io, snap, _loc(table)))) if snap is not None else []
-    return _entries_table(table.metadata, es)
+    group = ManifestGroup.of_snapshot(table.io, snap, location_of=_loc(table)).with_metadata(table.metadata)
+    return _entries_table(table.metadata, list(group.entries()))
 
 
 def partitions(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
@@ -417,10 +407,8 @@ def partitions(table: TableLike, snapshot_id: int | None = None) -> pa.Table:
     specs = md.specs_by_id()
     stats: dict[tuple[object, ...], dict[str, Any]] = {}
     reps: dict[tuple[object, ...], DataFile] = {}
-    es = list(_entries(table, read_manifest_files(table.io, snap, _loc(table)))) if snap is not None else []
-    for e in es:
-        if e.status == ManifestEntryStatus.DELETED:
-            continue
+    live = ManifestGroup.of_snapshot(table.io, snap, location_of=_loc(table)).with_metadata(md).ignore_deleted()
+    for e in live.entries():
         f = e.data_file
         spec = specs.get(f.spec_id)
         by_id = {pf.field_id: f.partition[i] for i, pf in enumerate(spec.fields)} if spec is not None else {}

@@ -18,6 +18,8 @@ from typing import Any
 
 from floe.expressions.base import BooleanExpression
 from floe.io.fileio import FileIO
+from floe.io.manifest_group import ManifestGroup
+from floe.scan.pruning import RowFilterPruning, referenced_field_ids
 from floe.spec.manifest import (
     DataFile,
     FileContent,
@@ -76,24 +78,24 @@ def _from_row(r: _Row) -> ManifestEntry:
 
 def _work(job: PlanJob, batch: Sequence[tuple[ManifestFile, str]]) -> list[_Row]:
     """Runs in a worker: decode and prune a batch of (manifest, readable location)."""
-    from floe.scan.planner import ManifestPlanner
-
     locations = {m.manifest_path: loc for m, loc in batch}
-    planner = ManifestPlanner(
-        io=FileIO(job.io_properties),
+    pruning = RowFilterPruning(
         schema=job.schema,
         specs_by_id=job.specs_by_id,
         row_filter=job.row_filter,
         case_sensitive=job.case_sensitive,
-        threads=1,
-        location_of=lambda p: locations.get(p, p),
-        stats_columns=(),  # rows carry no column statistics
         partition_types=job.partition_types,
     )
-    out: list[_Row] = []
-    for m, _ in batch:
-        out.extend(_to_row(e) for e in planner.live_matching(m))
-    return out
+    group = ManifestGroup(
+        io=FileIO(job.io_properties),
+        manifests=tuple(m for m, _ in batch),
+        specs_by_id=job.specs_by_id,
+        schema=job.schema,
+        location_of=lambda p: locations.get(p, p),
+    )
+    # Rows carry no column statistics: decode only the metrics the filter prunes with.
+    group = pruning.prune_entries(group.ignore_deleted().select_stats(referenced_field_ids(pruning.bound)))
+    return [_to_row(e) for e in group.entries()]
 
 
 def plan_in_processes(

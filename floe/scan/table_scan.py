@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Protocol
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression, and_
 from floe.io.fileio import FileIO
+from floe.io.manifest_reader import read_manifest_files
 from floe.scan import _filters
-from floe.scan.planner import DEFAULT_PLANNING_THREADS, ManifestPlanner, read_manifest_files
+from floe.scan.planner import DEFAULT_PLANNING_THREADS, ManifestPlanner
 from floe.scan.tasks import CombinedScanTask, FileScanTask, pack_tasks, split_tasks
 from floe.spec import properties as P
 from floe.spec.manifest import ManifestContent, ManifestEntryStatus
@@ -349,13 +350,10 @@ class TableScan:
                 if e.status == ManifestEntryStatus.ADDED and e.snapshot_id in ids:
                     df = e.data_file
                     yield FileScanTask(
-                        df,
-                        e.sequence_number or 0,
-                        (),
-                        planner.residual(df.spec_id, df.partition),
-                        0,
-                        -1,
-                        self.metadata.spec_by_id(df.spec_id),
+                        data_file=df,
+                        data_sequence_number=e.sequence_number or 0,
+                        residual=planner.residual(df.spec_id, df.partition),
+                        spec=self.metadata.spec_by_id(df.spec_id),
                     )
 
         return tasks()

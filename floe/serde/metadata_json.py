@@ -29,6 +29,7 @@ from floe.serde.json_types import (
     sort_order_from_json,
     sort_order_to_json,
 )
+from floe.serde.metadata_names import GZIP_METADATA_SUFFIX, METADATA_SUFFIX
 from floe.spec import properties as props
 from floe.spec.partitioning import PARTITION_FIELD_ID_START, PartitionSpec
 from floe.spec.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
@@ -87,9 +88,9 @@ def metadata_file_extension(codec: str | None) -> str:
     """``.gz.metadata.json`` for gzip, ``.metadata.json`` otherwise (Java's naming)."""
     c = (codec or "none").lower()
     if c == "gzip":
-        return ".gz.metadata.json"
+        return GZIP_METADATA_SUFFIX
     if c == "none":
-        return ".metadata.json"
+        return METADATA_SUFFIX
     raise ValidationError(f"Unsupported {props.METADATA_COMPRESSION}: {codec!r} (expected none or gzip)")
 
 

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
+from floe.io.manifest_group import ManifestGroup
 from floe.scan.planner import read_manifest_files
 from floe.scan.tasks import FileScanTask
-from floe.serde.manifest_avro import iter_manifest
 from floe.spec.manifest import DataFile, ManifestContent, ManifestEntryStatus
 from floe.spec.snapshot import Operation, Snapshot
+from floe.spec.table_metadata import format_timestamp_ms
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -121,7 +122,7 @@ def _start_for_time(table: Table, timestamp_ms: int) -> int | None:
         last = s
     else:
         if last is not None and last.parent_snapshot_id is not None:
-            raise ValidationError(f"Changelog of {table.name()}: cannot find a snapshot older than {timestamp_ms}")
+            raise ValidationError(f"Changelog of {table.name()}: cannot find a snapshot older than {format_timestamp_ms(timestamp_ms)}")
     return None if last is None else last.parent_snapshot_id
 
 
@@ -171,21 +172,21 @@ def changelog_files(table: Table, rng: ChangelogRange) -> list[ChangelogFile]:
         ValidationError / NoSuchSnapshotError: the range does not name a line of snapshots.
         UnsupportedError: a snapshot of the range has delete files (Java 1.10 refuses them too).
     """
-    md = table.metadata
     out: list[ChangelogFile] = []
     for ordinal, snap in enumerate(_snapshots(table, rng)):
-        for m in read_manifest_files(table.io, snap):
-            if m.content != ManifestContent.DATA or m.added_snapshot_id != snap.snapshot_id:
-                continue
-            with table.io.new_input(m.manifest_path).open() as fo:
-                data = fo.read()
-            for e in iter_manifest(data, manifest_file=m, partition_spec=md.spec_by_id(m.partition_spec_id),
-                                   schema=md.schema()):
-                if e.status == ManifestEntryStatus.EXISTING or e.snapshot_id != snap.snapshot_id:
-                    continue
-                kind = INSERT if e.status == ManifestEntryStatus.ADDED else DELETE
-                out.append(ChangelogFile(e.data_file, kind, ordinal, snap.snapshot_id))
+        for e in _changed_by(table, snap).entries():
+            kind = INSERT if e.status == ManifestEntryStatus.ADDED else DELETE
+            out.append(ChangelogFile(e.data_file, kind, ordinal, snap.snapshot_id))
     return out
+
+
+def _changed_by(table: Table, snap: Snapshot) -> ManifestGroup:
+    """The data file entries ``snap`` itself added or deleted."""
+    sid = snap.snapshot_id
+    return (ManifestGroup.of_snapshot(table.io, snap).with_metadata(table.metadata)
+            .data_only().ignore_existing()
+            .filter_manifests(lambda m: m.added_snapshot_id == sid)
+            .filter_entries(lambda e: e.snapshot_id == sid))
 
 
 def changelog_dataframe(spark: SparkSession, table: Table, rng: ChangelogRange | None = None) -> DataFrame:

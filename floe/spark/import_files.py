@@ -19,9 +19,8 @@ import pyarrow.parquet as pq
 
 from floe.errors import ValidationError
 from floe.expressions.literals import convert_literal
+from floe.io.manifest_group import ManifestGroup
 from floe.io.name_mapping import NameMapping, name_mapping_from_schema
-from floe.scan.planner import read_manifest_files
-from floe.serde.manifest_avro import iter_manifest
 from floe.spark.import_sources import (
     FILE_FORMATS,
     ImportSource,
@@ -32,7 +31,7 @@ from floe.spark.import_sources import (
     spark_table_source,
 )
 from floe.spec import properties as P
-from floe.spec.manifest import DataFile, ManifestContent
+from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.write.parquet_files import data_file_from_footer
@@ -173,21 +172,8 @@ def import_data_files(
 
 
 def _live_paths(table: Table) -> set[str]:
-    snap = table.current_snapshot()
-    if snap is None:
-        return set()
-    md = table.metadata
-    out: set[str] = set()
-    for m in read_manifest_files(table.io, snap):
-        if m.content != ManifestContent.DATA:
-            continue
-        with table.io.new_input(m.manifest_path).open() as fo:
-            data = fo.read()
-        for e in iter_manifest(data, manifest_file=m, partition_spec=md.spec_by_id(m.partition_spec_id),
-                               schema=md.schema(), stats_columns=()):
-            if e.is_live:
-                out.add(e.data_file.file_path)
-    return out
+    group = ManifestGroup.of_snapshot(table.io, table.current_snapshot()).with_metadata(table.metadata)
+    return {e.data_file.file_path for e in group.data_only().ignore_deleted().select_stats(()).entries()}
 
 
 def check_duplicates(table: Table, files: Sequence[DataFile]) -> None:

@@ -6,10 +6,8 @@ import posixpath
 
 from floe.errors import ValidationError
 from floe.io.fileio import FileIO
-from floe.scan.planner import read_manifest_files
-from floe.serde.manifest_avro import read_manifest
+from floe.io.manifest_group import ManifestGroup
 from floe.spec import properties as P
-from floe.spec.manifest import ManifestFile
 from floe.spec.table_metadata import TableMetadata
 
 __all__ = ["purge_table_files", "require_gc_enabled"]
@@ -41,25 +39,11 @@ def purge_table_files(
     Returns:
         How many locations were deleted or already absent.
     """
-    manifests: dict[str, ManifestFile] = {}
-    lists: set[str] = set()
-    for s in metadata.snapshots:
-        if s.manifest_list:
-            lists.add(s.manifest_list)
-        try:
-            for m in read_manifest_files(io, s):
-                manifests.setdefault(m.manifest_path, m)
-        except FileNotFoundError:
-            continue  # already gone: nothing of it to find
-    content: set[str] = set()
-    for path, m in manifests.items():
-        try:
-            with io.new_input(path).open() as fo:
-                entries = read_manifest(fo.read(), manifest_file=m)
-        except FileNotFoundError:
-            continue
-        content.update(e.data_file.file_path for e in entries)
-    doomed = list(content) + list(manifests) + sorted(lists)
+    lists = {s.manifest_list for s in metadata.snapshots if s.manifest_list}
+    # Whatever is already gone (a re-run after a partial failure) has nothing left to find.
+    group = ManifestGroup.of_snapshots(io, metadata.snapshots, missing_ok=True).skip_missing().select_stats(())
+    content = {e.data_file.file_path for e in group.entries()}
+    doomed = list(content) + [m.manifest_path for m in group.manifests] + sorted(lists)
     doomed += [f.statistics_path for f in metadata.statistics]
     doomed += [f.statistics_path for f in metadata.partition_statistics]
     doomed += [e.metadata_file for e in metadata.metadata_log]

@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
-from floe.scan.planner import read_manifest_files
-from floe.serde.manifest_avro import read_manifest, write_manifest_list
+from floe.io.manifest_reader import read_entries, read_manifest_files
+from floe.serde.manifest_avro import write_manifest_list
 from floe.serde.manifest_writer import ManifestWriter
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile, ManifestContent, ManifestEntry, ManifestFile
@@ -109,9 +109,7 @@ class SnapshotProducer(PendingUpdate):
     # -- helpers for subclasses --------------------------------------------------------------------
     def _read_entries(self, base: TableMetadata, manifest: ManifestFile) -> list[ManifestEntry]:
         spec = base.spec_by_id(manifest.partition_spec_id)
-        with self._table.io.new_input(manifest.manifest_path).open() as fo:
-            data = fo.read()
-        return read_manifest(data, manifest_file=manifest, partition_spec=spec, schema=base.schema())
+        return read_entries(self._table.io, manifest, spec=spec, schema=base.schema())
 
     def _write_manifest(
         self,

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterator
 
 from floe.errors import CommitConflictError
 from floe.io.fileio import FileIO
-from floe.scan.planner import read_manifest_files
-from floe.serde.manifest_avro import read_manifest
+from floe.io.manifest_group import ManifestGroup
 from floe.spec.manifest import DataFile, ManifestContent, ManifestEntry, ManifestEntryStatus
 from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import TableMetadata
@@ -69,24 +68,24 @@ def changed_files_since(
     for s in snapshots:
         if s.operation not in operations:
             continue
-        for m in read_manifest_files(io, s):
-            if m.content != content or m.added_snapshot_id != s.snapshot_id:
-                continue
-            if status == ManifestEntryStatus.ADDED and not m.has_added_files():
-                continue
-            if status == ManifestEntryStatus.DELETED and not m.has_deleted_files():
-                continue
-            with io.new_input(m.manifest_path).open() as fo:
-                data = fo.read()
-            entries = read_manifest(
-                data,
-                manifest_file=m,
-                partition_spec=base.spec_by_id(m.partition_spec_id),
-                schema=base.schema(),
-            )
-            for e in entries:
-                if e.status == status and e.snapshot_id == s.snapshot_id:
-                    yield s, e
+        for e in _written_by(io, base, s, content, status).entries():
+            yield s, e
+
+
+def _written_by(
+    io: FileIO, base: TableMetadata, s: Snapshot, content: ManifestContent, status: ManifestEntryStatus
+) -> ManifestGroup:
+    """Entries with ``status`` in the manifests ``s`` wrote (the group skips manifests whose counts show
+    no entry of that status)."""
+    sid = s.snapshot_id
+    return (
+        ManifestGroup.of_snapshot(io, s)
+        .with_metadata(base)
+        .with_content(content)
+        .only_statuses(status)
+        .filter_manifests(lambda m: m.added_snapshot_id == sid)
+        .filter_entries(lambda e: e.snapshot_id == sid)
+    )
 
 
 def validate_no_conflicting_files(
