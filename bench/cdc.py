@@ -20,11 +20,8 @@ table of the same rows, before and after ``rewrite_data_files``. Rows are checke
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -32,13 +29,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _jsql import ensure_jsql, query_java, run_java  # bench/_jsql.py (the script dir is on sys.path)
 from pyspark.sql import SparkSession
 
 import floe.spark
 from floe.spark.changes import apply_changes
 from floe.sql.spark_session import floe_sql_state
 
-JSQL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "java-iceberg"
 PARTS = 8
 
 
@@ -76,25 +73,6 @@ def make_batches(root: Path, rows: int, changes: int, batch: int, seed: int = 7)
     return out
 
 
-def run_java(statements: list[str], cfg: dict[str, str]) -> list[float]:
-    """Seconds per statement, from the arrival of jsql's output lines (one JVM for all)."""
-    cmd = [str(JSQL / "jsql")]
-    for k, v in cfg.items():
-        cmd += ["--conf", f"{k}={v}"]
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
-        f.write(";\n".join(["SELECT 1", *statements]) + ";\n")
-    proc = subprocess.Popen([*cmd, "-f", f.name], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    stamps = []
-    for line in proc.stdout:
-        if line.startswith("{"):
-            if "error" in json.loads(line):
-                raise SystemExit(f"jsql failed: {line[:500]}")
-            stamps.append(time.perf_counter())
-    proc.wait()
-    return [b - a for a, b in itertools.pairwise(stamps)]
-
-
 def timed(fn, runs: int = 3) -> float:  # type: ignore[no-untyped-def]
     times = []
     for _ in range(runs):
@@ -110,7 +88,7 @@ def main() -> None:
     ap.add_argument("--changes", type=int, default=1_000_000)
     ap.add_argument("--batch", type=int, default=100_000)
     args = ap.parse_args()
-    subprocess.run(["bash", str(JSQL / "setup.sh")], check=True, capture_output=True)
+    ensure_jsql()
     root = Path(tempfile.mkdtemp(prefix="floe-bench-cdc-"))
     cfg = conf(root)
     batches = make_batches(root, args.rows, args.changes, args.batch)
@@ -141,7 +119,7 @@ def main() -> None:
     java_times = run_java(merges, cfg)
 
     floe_rows = spark.sql("SELECT count(*) AS n, sum(hash(id, dt, v)) AS h FROM bench.db.floe_t").first()
-    java_rows = run_java_rows(cfg)
+    java_rows = [int(str(x)) for x in query_java("SELECT count(*) AS n, sum(hash(id, dt, v)) AS h FROM bench.db.java_t", cfg)[0]]
     print(f"rows after: Floe {floe_rows.n} (hash {floe_rows.h}); Java {java_rows}")
     assert [floe_rows.n, floe_rows.h] == java_rows, "Floe and Java hold different rows"
 
@@ -169,16 +147,6 @@ def main() -> None:
           f"after rewrite_data_files {after:.2f} s ({after / clean:.2f}x)")
     spark.stop()
     shutil.rmtree(root, ignore_errors=True)
-
-
-def run_java_rows(cfg: dict[str, str]) -> list[int]:
-    cmd = [str(JSQL / "jsql")]
-    for k, v in cfg.items():
-        cmd += ["--conf", f"{k}={v}"]
-    out = subprocess.run([*cmd, "-e", "SELECT count(*) AS n, sum(hash(id, dt, v)) AS h FROM bench.db.java_t"],
-                         capture_output=True, text=True, check=True)
-    row = next(json.loads(x) for x in out.stdout.splitlines() if x.startswith("{"))["rows"][0]
-    return [int(row[0]), int(row[1])]
 
 
 if __name__ == "__main__":
