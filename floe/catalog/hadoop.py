@@ -11,7 +11,8 @@ Commit protocol (spec "File System Tables", Java ``HadoopTableOperations``):
 3. rewrite ``version-hint.text`` (best effort).
 Readers start at the hint and probe forward for newer versions, so a stale or missing hint (a writer
 killed between steps 2 and 3) only costs a few existence checks. The lock is an ``fcntl`` lock on a
-file in the metadata folder for local tables; object stores rely on the exclusive create alone.
+file in the metadata folder. Object stores are refused (:func:`refuse_object_store`): Iceberg documents the
+protocol as unsafe there, and commits on S3 go through a SQL or REST catalog.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -47,7 +47,13 @@ from floe.errors import (
     ValidationError,
 )
 from floe.io.fileio import FileIO
-from floe.io.locations import LOCAL_SCHEMES, join, scheme_of, to_local_path
+from floe.io.locations import LOCAL_SCHEMES, S3_SCHEMES, join, scheme_of, to_local_path
+from floe.serde.metadata_names import (
+    METADATA_SUFFIX,
+    METADATA_SUFFIXES,
+    hadoop_metadata_file_name,
+    parse_metadata_file_name,
+)
 from floe.spec.table_metadata import TableMetadata
 from floe.table.identifiers import (
     Identifier,
@@ -67,7 +73,19 @@ __all__ = ["VERSION_HINT", "HadoopCatalog", "HadoopTableOperations", "is_table_f
 
 VERSION_HINT = "version-hint.text"
 LOCK_FILE = ".floe-commit.lock"
-_VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
+
+
+def refuse_object_store(location: str, what: str) -> None:
+    """Refuse file-system commits on an object store (Iceberg's docs call them unsafe there).
+
+    Raises:
+        UnsupportedError: ``location`` is on S3.
+    """
+    if scheme_of(location) in S3_SCHEMES:
+        raise UnsupportedError(
+            f"{what}: {location} is on an object store, where the file-system (Hadoop) commit protocol is "
+            "unsafe (no atomic rename or lock); use a SQL or REST catalog for tables there"
+        )
 
 
 class HadoopTableOperations(TableOperations):
@@ -79,11 +97,11 @@ class HadoopTableOperations(TableOperations):
         self.metadata_location = join(self.table_location, "metadata")
 
     # -- reading -------------------------------------------------------------------------------------
-    def _version_file(self, version: int, suffix: str = ".metadata.json") -> str:
-        return join(self.metadata_location, f"v{version}{suffix}")
+    def _version_file(self, version: int, suffix: str = METADATA_SUFFIX) -> str:
+        return join(self.metadata_location, hadoop_metadata_file_name(version, suffix))
 
     def _existing_version_file(self, version: int) -> str | None:
-        for suffix in (".metadata.json", ".gz.metadata.json"):
+        for suffix in METADATA_SUFFIXES:
             loc = self._version_file(version, suffix)
             if self.io.exists(loc):
                 return loc
@@ -101,9 +119,10 @@ class HadoopTableOperations(TableOperations):
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
         out = []
         for info in infos:
-            m = _VERSION_FILE.match(info.base_name)
-            if m and info.type == pafs.FileType.File:
-                out.append(int(m.group(1)))
+            name = parse_metadata_file_name(info.base_name)
+            # Only names this class probes for (not the pre-0.12 ``v<N>.metadata.json.gz``).
+            if name is not None and name.hadoop and not name.legacy_gzip and info.type == pafs.FileType.File:
+                out.append(name.version)
         return out
 
     def current_version(self) -> tuple[int, str] | None:
@@ -144,6 +163,7 @@ class HadoopTableOperations(TableOperations):
 
     # -- committing ----------------------------------------------------------------------------------
     def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
+        refuse_object_store(self.table_location, f"Table {self.name}")
         if new.location.rstrip("/") != self.table_location:
             raise ValidationError(
                 f"Hadoop table {self.name} must stay at {self.table_location}; metadata says {new.location}"
@@ -228,6 +248,7 @@ class HadoopCatalog(Catalog):
         if not warehouse:
             raise ValidationError(f"Hadoop catalog {name!r} needs a 'warehouse' property (a folder)")
         self.warehouse = warehouse.rstrip("/")
+        refuse_object_store(self.warehouse, f"Hadoop catalog {name!r}")
         self._io = FileIO.for_location(self.warehouse, self.properties)
 
     def io(self, location: str | None = None) -> FileIO:

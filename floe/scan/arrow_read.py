@@ -37,6 +37,7 @@ from floe.io.name_mapping import (
 from floe.io.projection import constant_array, project_by_field_id
 from floe.io.puffin import read_deletion_vector
 from floe.scan.delete_index import is_deletion_vector
+from floe.scan.pruning import referenced_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spec import properties as P
 from floe.spec.manifest import (
@@ -59,12 +60,14 @@ __all__ = [
     "orc_schema_with_ids",
     "position_delete_columns",
     "read_data_file",
+    "read_task_rows",
     "read_task_to_arrow",
     "read_tasks_to_arrow",
     "with_fallback_ids",
 ]
 
 _log = logging.getLogger(__name__)
+_POSITION_COLUMN = "\x00position"
 
 
 def name_mapping_of(properties: dict[str, str] | object, schema: Schema) -> NameMapping | None:
@@ -316,8 +319,6 @@ def _read_schema(ctx: ReadContext, residual: BooleanExpression, task: FileScanTa
         extra.update(e.data_file.equality_ids or ())
     if not isinstance(residual, AlwaysTrue):
         bound = bind(ctx.table_schema, residual, ctx.case_sensitive)
-        from floe.scan.planner import referenced_field_ids
-
         extra.update(referenced_field_ids(bound))
     top = []
     for f in ctx.table_schema.fields:
@@ -334,9 +335,18 @@ def _child_ids(schema: Schema, top_id: int) -> list[int]:
 
 def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
     """The rows of one task, deletes and residual applied, with the projection's columns."""
+    return read_task_rows(ctx, task)[0]
+
+
+def read_task_rows(ctx: ReadContext, task: FileScanTask) -> tuple[pa.Table, np.ndarray]:
+    """The rows of one task as :func:`read_task_to_arrow` gives them, and each row's position in its file.
+
+    Positions are counted before any delete or filter, as the spec's position deletes count them (row-level
+    operations delete by them).
+    """
     residual = task.residual
     read_schema = _read_schema(ctx, residual, task)
-    positions: np.ndarray | None = None
+    positions: np.ndarray | None = None  # None: every row of the file, in order
     if task.is_whole_file:
         raw = read_data_file(ctx, task.data_file)
     elif task.data_file.file_format == FileFormat.PARQUET:
@@ -346,6 +356,9 @@ def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
         raise UnsupportedError(
             f"Table {ctx.table_name}: cannot read a byte range of {task.data_file.file_format} file {task.data_file.file_path}"
         )
+    whole = positions is None
+    if positions is None:
+        positions = np.arange(raw.num_rows, dtype=np.int64)
     present = _file_ids(raw, ctx.name_mapping if task.data_file.file_format != FileFormat.ORC else None)
     if task.data_file.file_format == FileFormat.ORC:
         present = _file_ids(raw, None)
@@ -358,9 +371,8 @@ def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
     keep = np.ones(table.num_rows, dtype=bool)
     deleted = deleted_positions_of(ctx, task)
     if deleted is not None and len(deleted):
-        if positions is None:
-            valid = deleted[(deleted >= 0) & (deleted < table.num_rows)]
-            keep[valid] = False
+        if whole:
+            keep[deleted[(deleted >= 0) & (deleted < table.num_rows)]] = False
         else:
             keep &= ~np.isin(positions, deleted)
     eq_keep = _equality_keep_mask(ctx, task, table, ctx.table_schema)
@@ -368,9 +380,13 @@ def read_task_to_arrow(ctx: ReadContext, task: FileScanTask) -> pa.Table:
         keep &= eq_keep
     if not keep.all():
         table = table.filter(pa.array(keep))
+        positions = positions[keep]
     if not isinstance(residual, AlwaysTrue):
+        # The positions ride along as a column (a name no schema column has) through the filter.
+        table = table.append_column(_POSITION_COLUMN, pa.array(positions, pa.int64()))
         table = table.filter(to_arrow_expression(bind(read_schema, residual, ctx.case_sensitive)))
-    return table.select([f.name for f in ctx.projection.fields])
+        positions = table.column(_POSITION_COLUMN).to_numpy()
+    return table.select([f.name for f in ctx.projection.fields]), positions
 
 
 def read_tasks_to_arrow(scan: TableScan, tasks: Iterable[FileScanTask]) -> pa.Table:

@@ -34,7 +34,7 @@ from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_columns
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
-from floe.spark.file_uris import reported_uris, spark_location
+from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema
 from floe.spec.manifest import (
@@ -186,12 +186,14 @@ class DeleteJoins:
             if not locs:
                 continue
             if with_ids:
-                frames.append(self.spark.read.schema(by_id).parquet(*locs))
+                with listed_on_driver(self.spark, len(locs)):
+                    frames.append(self.spark.read.schema(by_id).parquet(*locs))
                 continue
             names = {n.lower(): n for x in locations if not footers[x][0] for n in footers[x][1]}
             if "file_path" not in names or "pos" not in names:
                 raise ReadError(f"Table {self.table_name}: position delete file {locs[0]} has no file_path/pos columns")
-            raw = self.spark.read.schema(f"`{names['file_path']}` string, `{names['pos']}` long").parquet(*locs)
+            with listed_on_driver(self.spark, len(locs)):
+                raw = self.spark.read.schema(f"`{names['file_path']}` string, `{names['pos']}` long").parquet(*locs)
             frames.append(raw.select(F.col(quoted(names["file_path"])).alias("file_path"), F.col(quoted(names["pos"])).alias("pos")))
         files = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
         mapping = self.spark.createDataFrame(list(targets.items()), "_floe_orig string, _floe_dkey string")
@@ -291,7 +293,8 @@ class DeleteJoins:
         for layout, locs in by_layout.items():
             if layout is None:  # field ids in the file: Spark matches the key columns by id
                 schema = T.StructType([file_field(f, f"_floe_eq{f.field_id}") for f in fields])
-                raw = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locs])
+                with listed_on_driver(self.spark, len(locs)):
+                    raw = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locs])
                 part = raw
             else:  # no ids: the key columns by their names in the file (name mapping, else the schema's)
                 names = dict(layout)
@@ -305,7 +308,8 @@ class DeleteJoins:
                     T.StructField(names[f.field_id], to_spark_schema(StructType(f), for_files=True).fields[0].dataType)
                     for f in fields
                 ])
-                raw = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locs])
+                with listed_on_driver(self.spark, len(locs)):
+                    raw = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locs])
                 part = raw.select(*[F.col(quoted(names[f.field_id])).alias(f"_floe_eq{f.field_id}") for f in fields])
             uris.update(reported_uris(raw, locs, table_name=self.table_name))
             frames.append(part.select("*", F.col("_metadata.file_path").alias("_floe_dfile")))

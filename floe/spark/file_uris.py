@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from urllib.parse import unquote, urlsplit
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
 
-__all__ = ["reported_uris", "spark_location"]
+__all__ = ["listed_on_driver", "reported_uris", "spark_location"]
 
 
 def spark_location(location: str) -> str:
@@ -38,9 +39,36 @@ def spark_location(location: str) -> str:
     """
     if is_local(location):
         return os.path.abspath(to_local_path(location))
-    if location.startswith("s3://"):
-        return "s3a://" + location[len("s3://") :]
+    scheme, sep, rest = location.partition("://")
+    if sep and scheme.lower() in ("s3", "s3n"):  # Hadoop's one S3 file system is S3A
+        return "s3a://" + rest
     return location
+
+
+_DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+
+
+@contextmanager
+def listed_on_driver(spark: SparkSession, paths: int) -> Iterator[None]:
+    """Let a relation over ``paths`` explicit files be created without Spark's listing job.
+
+    Spark lists more than 32 paths with a job of one task per path (measured: 2-5 s for 960 files, against
+    0.2 s listed on the driver). Floe hands Spark files it already knows from the manifests, so there is
+    nothing to discover: the threshold is raised while the relation is created, then restored.
+    """
+    conf = spark.conf
+    before = conf.get(_DISCOVERY_THRESHOLD, None)
+    if before is not None and int(before) >= paths:
+        yield
+        return
+    conf.set(_DISCOVERY_THRESHOLD, str(paths + 1))
+    try:
+        yield
+    finally:
+        if before is None:
+            conf.unset(_DISCOVERY_THRESHOLD)
+        else:
+            conf.set(_DISCOVERY_THRESHOLD, before)
 
 
 def _normal_path(path: str) -> str:

@@ -17,22 +17,32 @@ If anything fails, every file this write created is deleted.
 
 from __future__ import annotations
 
+import itertools
+import pickle
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.errors import ValidationError
+from floe.io.arrow_schema import schema_to_arrow
+from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.scan.arrow_read import ReadContext, deleted_positions_of, name_mapping_of
 from floe.scan.tasks import FileScanTask
+from floe.spark.file_uris import spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
+from floe.spark.storage import configure_native_s3, spark_reaches
+from floe.spark.transforms import ensure_workers_import_floe
 from floe.spark.types import FIELD_ID_METADATA_KEY
 from floe.spark.write import cleanup_operation_files
 from floe.spec import properties as P
@@ -40,7 +50,7 @@ from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, POSITION_DELETE_POS
 from floe.spec.schema import Schema
 from floe.spec.types import LongType, NestedField, StringType
 from floe.write.locations import LocationProvider, data_file_name
-from floe.write.parquet_files import ParquetSettings, data_file_from_footer
+from floe.write.parquet_files import ParquetFileWriter, ParquetSettings, data_file_from_footer
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -112,6 +122,9 @@ def with_replaced_deletes(
     """``positions`` plus the rows of the file-scoped delete files of the data files they delete from, and
     those delete files: the new per-file delete file replaces them (as Iceberg Java maintains them), so a
     data file keeps one position delete file however often it is changed."""
+    if not any(e.data_file.content == FileContent.POSITION_DELETES and e.data_file.referenced_data_file == t.data_file.file_path
+               for t in tasks for e in t.deletes):
+        return positions, []  # nothing file-scoped to replace: no job for the touched files
     touched = {r[0] for r in positions.select("file_path").distinct().collect()}
     ctx = ReadContext(
         io=table.io, table_schema=table.schema(), projection=table.schema(),
@@ -156,19 +169,13 @@ def write_position_deletes(
     settings = ParquetSettings.from_properties(props)
     locations = LocationProvider.for_table(table.location(), props)
     op_id = str(uuid.uuid4())
+    if not spark_reaches(positions.sparkSession, locations.data_dir):
+        return _write_in_workers(table, positions, groups, settings, locations, op_id)
     staging = join(locations.data_dir, f"{_STAGING_PREFIX}{op_id}")
     created: list[str] = [staging]
-    # Both columns are non-nullable (a broadcast join's non-null path, Spark's row index), so Spark writes
-    # them as required Parquet fields; the ids are the spec's reserved ones.
-    out = positions.select(
-        F.col("file_path").alias("file_path", metadata={FIELD_ID_METADATA_KEY: POSITION_DELETE_FILE_PATH_ID}),
-        F.col("pos").alias("pos", metadata={FIELD_ID_METADATA_KEY: POSITION_DELETE_POS_ID}),
-        F.col(_GROUP),
-    )
-    if any(f.nullable for f in out.schema.fields[:2]):
-        raise ValidationError(f"Table {table.name()}: position delete rows must have non-null file_path and pos")
-    out = out.repartition(F.col(_GROUP)).sortWithinPartitions(_GROUP, "file_path", "pos")
+    out = _clustered(table, positions)
     codec = {"none": "uncompressed"}.get(settings.compression, settings.compression)
+    configure_native_s3(positions.sparkSession, [staging], table.io.properties)
     try:
         (
             out.write.mode("errorifexists")
@@ -176,7 +183,7 @@ def write_position_deletes(
             .option("compression", codec)
             .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
             .partitionBy(_GROUP)
-            .save(staging)
+            .save(spark_location(staging))
         )
         entries = [
             e for e in table.io.list_prefix(staging)
@@ -191,18 +198,10 @@ def write_position_deletes(
             fs, path = table.io.resolve(entry.location)
             with fs.open_input_file(path) as fh:
                 md = pq.ParquetFile(fh).metadata
-            f = data_file_from_footer(
+            return _as_delete_file(data_file_from_footer(
                 md, location=entry.location, file_size=entry.size, schema=POSITION_DELETE_SCHEMA,
                 properties=_METRICS, partition=partition, spec_id=spec_id,
-            )
-            lower = (f.lower_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
-            upper = (f.upper_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
-            single = lower.decode("utf-8") if lower is not None and lower == upper else None
-            # As Iceberg Java: column sizes and bounds only (counts say nothing a reader of deletes uses)
-            return f.with_changes(
-                content=FileContent.POSITION_DELETES, referenced_data_file=single, split_offsets=None,
-                value_counts=None, null_value_counts=None, nan_value_counts=None,
-            )
+            ))
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             described = list(pool.map(describe, entries))
@@ -220,12 +219,116 @@ def write_position_deletes(
     return files
 
 
+def _clustered(table: Table, positions: DataFrame) -> DataFrame:
+    """The rows with the spec's field ids, one Spark partition per group, sorted by path and position."""
+    # Both columns are non-nullable (a broadcast join's non-null path, Spark's row index), so they are
+    # written as required fields; the ids are the spec's reserved ones.
+    out = positions.select(
+        F.col("file_path").alias("file_path", metadata={FIELD_ID_METADATA_KEY: POSITION_DELETE_FILE_PATH_ID}),
+        F.col("pos").alias("pos", metadata={FIELD_ID_METADATA_KEY: POSITION_DELETE_POS_ID}),
+        F.col(_GROUP),
+    )
+    if any(f.nullable for f in out.schema.fields[:2]):
+        raise ValidationError(f"Table {table.name()}: position delete rows must have non-null file_path and pos")
+    return out.repartition(F.col(_GROUP)).sortWithinPartitions(_GROUP, "file_path", "pos")
+
+
+def _as_delete_file(f: DataFile) -> DataFile:
+    """A written Parquet file described as a position delete file, as Iceberg Java describes them: column
+    sizes and bounds only (counts say nothing a reader of deletes uses), the data file when it is one."""
+    lower = (f.lower_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
+    upper = (f.upper_bounds or {}).get(POSITION_DELETE_FILE_PATH_ID)
+    single = lower.decode("utf-8") if lower is not None and lower == upper else None
+    return f.with_changes(
+        content=FileContent.POSITION_DELETES, referenced_data_file=single, split_offsets=None,
+        value_counts=None, null_value_counts=None, nan_value_counts=None, sort_order_id=None,
+    )
+
+
+@dataclass(frozen=True)
+class _WorkerDeleteWriter:
+    """The picklable job of a Spark task on a store Spark cannot write: one delete file per group it holds."""
+
+    io_properties: dict[str, str]
+    settings: ParquetSettings
+    locations: LocationProvider
+    operation_id: str
+    groups: dict[int, tuple[int, tuple[Any, ...], str]]  # group -> (spec id, partition, partition path)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        pid, tid = (ctx.partitionId(), ctx.taskAttemptId()) if ctx is not None else (0, 0)
+        io = FileIO(self.io_properties)
+        arrow_schema = schema_to_arrow(POSITION_DELETE_SCHEMA)
+        files: list[DataFile] = []
+        created: list[str] = []
+        writer: ParquetFileWriter | None = None
+        current = -1
+        try:
+            for batch in batches:
+                group_ids = batch.column(2).to_numpy()
+                cuts = [0, *(np.flatnonzero(np.diff(group_ids)) + 1).tolist(), batch.num_rows]
+                for start, end in itertools.pairwise(cuts):
+                    if start == end:
+                        continue
+                    group = int(group_ids[start])
+                    if group != current:
+                        if writer is not None:
+                            files.append(_as_delete_file(writer.close()))
+                        spec_id, partition, path = self.groups[group]
+                        name = data_file_name(pid, tid, self.operation_id, len(created) + 1, suffix="deletes")
+                        location = self.locations.new_location(name, path)
+                        created.append(location)
+                        writer = ParquetFileWriter(
+                            io, location, arrow_schema, self.settings, schema=POSITION_DELETE_SCHEMA,
+                            properties=_METRICS, partition=partition, spec_id=spec_id, count_nans=False,
+                        )
+                        current = group
+                    rows = batch.slice(start, end - start)
+                    assert writer is not None
+                    writer.write(pa.RecordBatch.from_arrays([rows.column(0), rows.column(1)], schema=arrow_schema))
+            if writer is not None:
+                files.append(_as_delete_file(writer.close()))
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            io.delete_many(created)
+            raise
+        yield pa.RecordBatch.from_pydict({"files": [pickle.dumps(files)]}, schema=pa.schema([("files", pa.binary())]))
+
+
+def _write_in_workers(
+    table: Table, positions: DataFrame, groups: list[tuple[Any, ...]], settings: ParquetSettings,
+    locations: LocationProvider, op_id: str,
+) -> list[DataFile]:
+    """:func:`write_position_deletes` through pyarrow in Python workers (floe.spark.storage)."""
+    job = _WorkerDeleteWriter(
+        io_properties=dict(table.io.properties), settings=settings, locations=locations, operation_id=op_id,
+        groups={i: (g[0], tuple(g[1]), _partition_path(table, g[0], tuple(g[1]))) for i, g in enumerate(groups)},
+    )
+    ensure_workers_import_floe(positions.sparkSession)
+    try:
+        rows = _clustered(table, positions).mapInArrow(job, "files binary").collect()
+    except BaseException:
+        cleanup_operation_files(table, op_id, [])
+        raise
+    return [f for r in rows for f in pickle.loads(r["files"])]
+
+
+def _partition_path(table: Table, spec_id: int, partition: tuple[Any, ...]) -> str:
+    spec = table.specs()[spec_id]
+    try:
+        return spec.partition_path(partition, table.schema()) if spec.fields else ""
+    except ValidationError:
+        return ""  # an old spec whose source column is gone: the file's place is cosmetic
+
+
 def _move_to_layout(
     table: Table, files: list[DataFile], locations: LocationProvider, op_id: str, created: list[str]
 ) -> list[DataFile]:
     """``<data>/<partition path>/%05d-0-<op id>-%05d-deletes.parquet`` (local renames are cheap)."""
-    specs = table.specs()
-    schema = table.schema()
     counters: dict[int, int] = {}
     moved = []
     for f in files:
@@ -234,11 +337,7 @@ def _move_to_layout(
         except (IndexError, ValueError):
             part_id = 0
         counters[part_id] = counters.get(part_id, 0) + 1
-        spec = specs[f.spec_id]
-        try:
-            path = spec.partition_path(f.partition, schema) if spec.fields else ""
-        except ValidationError:
-            path = ""  # an old spec whose source column is gone: the file's place is cosmetic
+        path = _partition_path(table, f.spec_id, f.partition)
         target = locations.new_location(data_file_name(part_id, 0, op_id, counters[part_id], suffix="deletes"), path)
         created.append(target)
         table.io.rename(f.file_path, target)

@@ -20,22 +20,19 @@ pyarrow/fastavro (floe.scan.arrow_read) and unioned in:
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from floe.catalog.hadoop import HadoopTableOperations, is_table_folder
-from floe.catalog.metadata_files import read_metadata
+from floe.catalog.location import load_table as open_location
 from floe.catalog.names import is_location, load_table_by_name
 from floe.config import FloeConfig
-from floe.errors import NoSuchTableError, ValidationError
+from floe.errors import ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
 from floe.expressions.to_spark_sql import to_spark_sql
 from floe.io.fileio import FileIO
-from floe.io.locations import is_local, to_local_path
-from floe.io.table_folder import FolderTable, open_table_folder
-from floe.scan.arrow_read import ReadContext, name_mapping_of, read_task_to_arrow
+from floe.io.table_folder import FolderTable
+from floe.scan.arrow_read import name_mapping_of
 from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
@@ -43,8 +40,6 @@ from floe.spark.configure import attach, session_config
 from floe.spark.metadata_columns import METADATA_COLUMNS, add_metadata_columns
 from floe.spark.scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
 from floe.spec.schema import Schema
-from floe.table.operations import ReadOnlyTableOperations
-from floe.table.table import Table
 
 _FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
 
@@ -65,26 +60,10 @@ def load_table(spark: SparkSession | None, source: object, *, config: FloeConfig
     if not isinstance(source, str):
         raise ValidationError(f"Cannot read {source!r}: pass a Table, a table location or an identifier")
     if is_location(source) or source.endswith(".json"):
-        return _open_location(source)
+        return open_location(source)  # one resolver (floe.catalog.location): folder, Hadoop table or JSON
     if config is None and spark is not None:
         config = session_config(spark)
     return load_table_by_name(source, config=config)
-
-
-def _open_location(location: str) -> TableLike:
-    """A metadata JSON file, a Hadoop table folder, or any folder floe.io.table_folder can open."""
-    io = FileIO.for_location(location)
-    if location.endswith(".json"):
-        metadata = read_metadata(io, location)
-        return Table((), metadata, location, ReadOnlyTableOperations((), io, metadata, location))
-    if is_table_folder(io, location):
-        ops = HadoopTableOperations((), io, location)
-        metadata, metadata_location = ops.load()
-        return Table((), metadata, metadata_location, ops)
-    if is_local(location):
-        # A copied table (fixtures, backups): recorded paths are mapped onto the folder.
-        return located_folder_table(open_table_folder(to_local_path(location)))
-    raise NoSuchTableError(f"No Iceberg table at {location} (no metadata JSON, version hint or metadata folder)")
 
 
 def located_folder_table(folder: FolderTable) -> LocatedTable:
@@ -175,24 +154,6 @@ def dataframe_for_scan(
     read_schema = _read_schema(scan, bound, planned)
     mapping = name_mapping_of(dict(scan.metadata.properties), table_schema)
 
-    def arrow_fallback(tasks_: list[FileScanTask]) -> Any:
-        import pyarrow as pa
-
-        from floe.io.arrow_schema import schema_to_arrow
-
-        ctx = ReadContext(
-            io=scan.io,
-            table_schema=table_schema,
-            projection=read_schema,
-            name_mapping=mapping,
-            location_of=scan.location_of,
-            case_sensitive=scan.case_sensitive,
-            table_name=scan.table_name,
-        )
-        target = schema_to_arrow(read_schema)
-        parts = [read_task_to_arrow(ctx, t).cast(target) for t in tasks_]
-        return pa.concat_tables(parts) if parts else target.empty_table()
-
     inputs = ScanInputs(
         table_name=scan.table_name,
         io=scan.io,
@@ -203,7 +164,7 @@ def dataframe_for_scan(
         specs=dict(scan.metadata.specs_by_id()),
         name_mapping=mapping,
         location_of=scan.location_of,
-        arrow_fallback=arrow_fallback,
+        case_sensitive=scan.case_sensitive,
     )
     df = tasks_to_dataframe(spark, inputs, planned, with_position=with_position)
     if not isinstance(bound, AlwaysTrue):

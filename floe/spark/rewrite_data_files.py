@@ -159,7 +159,13 @@ def _rewrite_group(
     opts = plan.options
     df = dataframe_for_scan(session, plan.read_scan, list(group.tasks))
     write_options = {"target-file-size-bytes": str(opts.write_max_file_size)}
-    if mode != "binpack":
+    if mode == "binpack":
+        # As Java's bin-pack runner: each read split becomes one output file (splits sized input /
+        # expected files), no shuffle unless the rows move to another spec.
+        same_spec = all(t.data_file.spec_id == table.spec().spec_id for t in group.tasks)
+        write_options["distribution-mode"] = "none" if same_spec else "range"
+        df = df.coalesce(max(1, group.expected_output_files))
+    else:
         partitions = max(1, group.expected_output_files * opts.shuffle_partitions_per_file)
         if isinstance(order, ZOrder):
             df = df.withColumn(_Z_COLUMN, _z_value(df, order.columns, opts.var_length_contribution, opts.max_output_size))

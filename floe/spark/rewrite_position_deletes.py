@@ -1,7 +1,7 @@
 """``rewrite_position_delete_files`` with Spark moving the bytes (Java's ``SparkRewritePositionDeleteRunner``).
 
 Planning and the commit are :mod:`floe.maintenance.rewrite_position_deletes`. Each group's delete files
-are read natively (``file_path``, ``pos``), rows whose data file is no longer live are dropped (a left
+are read natively (``file_path``, ``pos``; in Python workers on stores Spark has no file system for), rows whose data file is no longer live are dropped (a left
 semi join with the live data paths, as Java does), and the rest is written as new position delete files
 of the group's partition by :func:`floe.spark.position_deletes.write_position_deletes` (sorted, full
 ``file_path`` bounds). A failure before the commit lands deletes the files written.
@@ -13,11 +13,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.errors import CommitStateUnknownError, ValidationError
+from floe.io.fileio import FileIO
 from floe.maintenance.binpack import RewriteGroup
 from floe.maintenance.rewrite_position_deletes import (
     PositionDeleteRewritePlan,
@@ -26,8 +28,11 @@ from floe.maintenance.rewrite_position_deletes import (
     plan_position_delete_rewrite,
 )
 from floe.spark.configure import attach
+from floe.spark.delete_joins import read_position_delete_rows
 from floe.spark.file_uris import spark_location
 from floe.spark.position_deletes import write_position_deletes
+from floe.spark.storage import configure_native_s3, spark_reaches
+from floe.spark.worker_read import files_in_workers
 from floe.spec.manifest import DataFile
 from floe.table.table import Table
 
@@ -36,8 +41,19 @@ __all__ = ["rewrite_position_delete_files"]
 _GROUP = "_floe_group"  # floe.spark.position_deletes' group column: one group here
 
 
+def _delete_rows(io: FileIO, location: str) -> pa.Table:
+    paths, positions = read_position_delete_rows(io, location)
+    return pa.table({"file_path": paths, "pos": positions})
+
+
 def _rewrite_group(session: SparkSession, table: Table, plan: PositionDeleteRewritePlan, group: RewriteGroup) -> list[DataFile]:
-    rows = session.read.parquet(*[spark_location(t.data_file.file_path) for t in group.tasks]).select("file_path", "pos")
+    locations = [t.data_file.file_path for t in group.tasks]
+    if all(spark_reaches(session, loc) for loc in locations):
+        configure_native_s3(session, locations, table.io.properties)
+        rows = session.read.parquet(*[spark_location(loc) for loc in locations]).select("file_path", "pos")
+    else:
+        schema = T.StructType([T.StructField("file_path", T.StringType()), T.StructField("pos", T.LongType())])
+        rows = files_in_workers(session, table.io, locations, _delete_rows, schema)
     live = session.createDataFrame(
         [(p,) for p in sorted(plan.live_data_paths)], T.StructType([T.StructField("live_path", T.StringType(), False)])
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -512,6 +513,18 @@ def merge_into(
         matched = [cl for cl in clauses if cl.match == "matched"]
         # As Spark: one unconditional matched DELETE cannot be ambiguous, so several matches are allowed.
         only_delete = len(matched) == 1 and matched[0].action == "delete" and matched[0].condition is None
+        if mor and positioned and not by_source and not insert_only:
+            return _merge_on_read_once(
+                table, spark, tasks, snapshot_id, branch, props, what,
+                joined=spark.sql(
+                    f"SELECT {', '.join(cols)}, ({action}) AS {_ACTION}, {quoted(t)}.{_TID} AS {_TID}, "
+                    f"{quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, {quoted(t)}.{ROW_POS_COLUMN} AS {_RPOS} "
+                    f"FROM {join} WHERE {s_in}"
+                ),
+                columns=[f.name for f in table.schema().fields],
+                check_cardinality=bool(matched) and not only_delete,
+                ids=by_action,
+            )
         if matched and not only_delete:
             dup = spark.sql(
                 f"SELECT {quoted(t)}.{_TID} FROM {quoted(tv)} AS {quoted(t)} JOIN {quoted(sv)} AS {quoted(s)} ON {on} "
@@ -553,6 +566,43 @@ def merge_into(
     finally:
         spark.catalog.dropTempView(tv)
         spark.catalog.dropTempView(sv)
+
+
+_ACTION, _RFILE, _RPOS = "_floe_action", "_floe_rfile", "_floe_rpos"
+
+
+def _merge_on_read_once(
+    table: Table, spark: SparkSession, tasks: Sequence[FileScanTask], snapshot_id: int | None, branch: str | None,
+    props: Mapping[str, str], what: str, *, joined: DataFrame, columns: list[str], check_cardinality: bool,
+    ids: Mapping[str, list[int]],
+) -> bool:
+    """A merge-on-read MERGE without ``NOT MATCHED BY SOURCE``: every row it needs has a source row, so the
+    join (target scan included) runs once into a cached frame of source-sized rows, and the cardinality
+    check, the touched files, the deleted positions and the new rows all come from it (they were four joins
+    over the whole target)."""
+
+    def among(kinds: tuple[str, ...]) -> Column:
+        wanted = [i for k in kinds for i in ids[k]]
+        return F.col(_ACTION).isin(wanted or [-1])
+
+    target_row = F.col(_TID).isNotNull()
+    joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        if check_cardinality and joined.where(target_row).groupBy(_TID).count().where("count > 1").limit(1).collect():
+            raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
+        changed = target_row & among(("update", "delete"))
+        touched_paths = {r[0] for r in joined.where(changed).select(_RFILE).distinct().collect()}
+        touched = [task for task in tasks if task.data_file.file_path in touched_paths]
+        gone = joined.where(changed).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN)).distinct()
+        rows = joined.where((target_row & among(("update",))) | (~target_row & among(("insert",)))).select(
+            *[F.col(quoted(c)) for c in columns]
+        )
+        before = len(table.metadata.snapshots)
+        row_delta_commit(table, snapshot_id=snapshot_id, tasks=touched, deleted_rows=gone if touched else None,
+                          new_rows=rows, expr=AlwaysTrue(), snapshot_properties=props, branch=branch)
+        return len(table.refresh().metadata.snapshots) != before
+    finally:
+        joined.unpersist()
 
 
 def _natively_positioned(task: FileScanTask) -> bool:

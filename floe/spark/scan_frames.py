@@ -15,7 +15,8 @@ no key can silently miss. Identity partition values are filled from the manifest
 column (imported files).
 
 ORC data files are read natively by name (:mod:`floe.spark.orc_read`); Avro data files, ORC files with
-position deletes and tasks with ORC/Avro delete files are read on the driver (:func:`_route`).
+position deletes, tasks with ORC/Avro delete files and files on stores Spark has no file system for are
+read with pyarrow in Python workers (:func:`_route`, :mod:`floe.spark.worker_read`).
 """
 
 from __future__ import annotations
@@ -25,23 +26,23 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from floe.errors import UnsupportedError
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spark.delete_joins import DeleteJoins, file_field
-from floe.spark.file_uris import reported_uris, spark_location
+from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
 from floe.spark.orc_read import OrcNotNative, lazy_time_zones, orc_read_plan, probe_orc_schemas
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
+from floe.spark.storage import configure_native_s3, spark_reaches
 from floe.spark.types import to_spark_schema, to_spark_type
+from floe.spark.worker_read import make_task_group, pack_tasks, worker_frame
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema, nested_field_ids, walk_fields
@@ -65,6 +66,9 @@ _POS = ROW_POS_COLUMN
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
 _FOOTER_PROBE_MAX_FILES = 256
+# Tasks read by pyarrow in Python workers are packed into groups of about this many (one Spark task
+# each), and into at least Spark's default parallelism.
+_TASKS_PER_WORKER_GROUP = 8
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class ScanInputs:
     specs: dict[int, PartitionSpec]
     name_mapping: NameMapping | None
     location_of: Callable[[str], str]
-    arrow_fallback: Callable[[list[FileScanTask]], pa.Table]  # tasks -> rows read on the driver
+    case_sensitive: bool = True
 
 
 # -- names -------------------------------------------------------------------------------------------
@@ -218,7 +222,8 @@ class _Builder:
     # -- data reads ---------------------------------------------------------------------------------
     def _read_parquet_by_id(self, locations: list[str], meta: tuple[str, ...]) -> DataFrame:
         schema = T.StructType([file_field(f, self.names[f.field_id]) for f in self.read_schema.fields])
-        df = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locations])
+        with listed_on_driver(self.spark, len(locations)):
+            df = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locations])
         if meta:
             self._learn_uris(df, locations)
         return self._with_meta(df, meta)
@@ -229,7 +234,8 @@ class _Builder:
         for f in self.read_schema.fields:
             sf = to_spark_schema(StructType(f), for_files=True).fields[0]
             fields.append(T.StructField(file_names.get(f.field_id, f"_floe_missing{f.field_id}"), _strip(sf.dataType)))
-        df = self.spark.read.schema(T.StructType(fields)).parquet(*[spark_location(x) for x in locations])
+        with listed_on_driver(self.spark, len(locations)):
+            df = self.spark.read.schema(T.StructType(fields)).parquet(*[spark_location(x) for x in locations])
         if meta:
             self._learn_uris(df, locations)
         df = self._with_meta(df, meta)
@@ -321,7 +327,8 @@ class _Builder:
         )
         df: DataFrame | None = None
         for requested, columns, locs in groups.values():
-            raw = self.spark.read.schema(requested).orc([spark_location(x) for x in locs])
+            with listed_on_driver(self.spark, len(locs)):
+                raw = self.spark.read.schema(requested).orc([spark_location(x) for x in locs])
             meta = []
             if need_meta:
                 self._learn_uris(raw, locs)
@@ -342,13 +349,12 @@ class _Builder:
 
     # -- assembly ------------------------------------------------------------------------------------
     def build(self) -> DataFrame:
-        parquet, orc, others = _route(self.tasks)
-        if self.with_position and (orc or others):
-            bad = (orc or others)[0].data_file.file_path
-            raise UnsupportedError(
-                f"Table {self.inp.table_name}: row positions are read from Parquet files only, not {bad}"
-            )
+        parquet, orc, others = _route(self.tasks, lambda location: spark_reaches(self.spark, location), self.inp.location_of)
+        if self.with_position and orc:  # Spark's ORC source has no row index: workers count positions
+            others, orc = others + orc, []
         frames: list[DataFrame] = []
+        if parquet or orc:
+            configure_native_s3(self.spark, self.loc.values(), self.inp.io.properties)
         if parquet:
             frames.extend(self._for(parquet)._parquet_frames(parquet))
         if orc:
@@ -356,7 +362,7 @@ class _Builder:
             frames.extend(orc_frames)
             others.extend(rest)
         if others:
-            frames.append(self._arrow_frame(others))
+            frames.append(self._worker_frame(others))
         if not frames:
             return self.spark.createDataFrame([], to_spark_schema(self.inp.output_schema))
         out = frames[0]
@@ -465,33 +471,55 @@ class _Builder:
             return df
         return df.selectExpr(*exprs)
 
-    def _arrow_frame(self, tasks: list[FileScanTask]) -> DataFrame:
-        table = self.inp.arrow_fallback(tasks)
-        return self.spark.createDataFrame(table, to_spark_schema(self.read_schema))
+    def _worker_frame(self, tasks: list[FileScanTask]) -> DataFrame:
+        """The tasks read with pyarrow in Spark's Python workers (floe.spark.worker_read), deletes applied."""
+        inp = self.inp
+        position = (_FILE, _POS) if self.with_position else None
+        packed = pack_tasks(tasks, max(self.spark.sparkContext.defaultParallelism, len(tasks) // _TASKS_PER_WORKER_GROUP))
+        groups = [
+            make_task_group(
+                i, group, io=inp.io, table_schema=inp.table_schema, projection=self.read_schema,
+                name_mapping=inp.name_mapping, location_of=inp.location_of, table_name=inp.table_name,
+                case_sensitive=inp.case_sensitive, position_columns=position,
+            )
+            for i, group in enumerate(packed)
+        ]
+        schema = to_spark_schema(self.read_schema)
+        if position is not None:
+            schema = T.StructType([*schema.fields, T.StructField(_FILE, T.StringType(), False), T.StructField(_POS, T.LongType(), False)])
+        return worker_frame(self.spark, groups, schema)
 
 
-def _route(tasks: list[FileScanTask]) -> tuple[list[FileScanTask], list[FileScanTask], list[FileScanTask]]:
-    """Tasks read natively as Parquet, natively as ORC, and on the driver.
+def _route(
+    tasks: list[FileScanTask], reaches: Callable[[str], bool], location_of: Callable[[str], str]
+) -> tuple[list[FileScanTask], list[FileScanTask], list[FileScanTask]]:
+    """Tasks read natively as Parquet, natively as ORC, and in Python workers.
 
     Spark reads Parquet delete files (and v3 deletion vectors are decoded on the driver), so a task with
-    an ORC or Avro delete file goes to the driver; so does an ORC file with position deletes, because
-    Spark's ORC source has no ``_metadata.row_index`` to join them on.
+    an ORC or Avro delete file goes to the workers; so does an ORC file with position deletes, because
+    Spark's ORC source has no ``_metadata.row_index`` to join them on, and every task with a file on a
+    store Spark has no file system for (``reaches``, floe.spark.storage).
     """
     parquet: list[FileScanTask] = []
     orc: list[FileScanTask] = []
-    driver: list[FileScanTask] = []
+    workers: list[FileScanTask] = []
     for t in tasks:
         fmt = t.data_file.file_format
         foreign_deletes = any(e.data_file.file_format in (FileFormat.ORC, FileFormat.AVRO) for e in t.deletes)
-        if fmt == FileFormat.PARQUET and not foreign_deletes:
+        reachable = reaches(location_of(t.data_file.file_path)) and all(
+            reaches(location_of(e.data_file.file_path)) for e in t.deletes
+        )
+        if not reachable:
+            workers.append(t)
+        elif fmt == FileFormat.PARQUET and not foreign_deletes:
             parquet.append(t)
         elif fmt == FileFormat.ORC and not foreign_deletes and not any(
             e.data_file.content == FileContent.POSITION_DELETES for e in t.deletes
         ):
             orc.append(t)
         else:
-            driver.append(t)
-    return parquet, orc, driver
+            workers.append(t)
+    return parquet, orc, workers
 
 
 def _uuids_as_text(src: str, t: IcebergType) -> str | None:

@@ -56,6 +56,8 @@ from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.spark._write_layout import decode_partition_dirs, hidden_partition_columns
 from floe.spark.configure import attach
+from floe.spark.file_uris import spark_location
+from floe.spark.storage import configure_native_s3, spark_reaches
 from floe.spark.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
 from floe.spec import properties as P
@@ -349,7 +351,8 @@ def _write_native(
         writer = writer.options(**_RAW_LOCAL_FS)
     if names:
         writer = writer.partitionBy(*names)
-    writer.save(staging)
+    configure_native_s3(df.sparkSession, [staging], table.io.properties)
+    writer.save(spark_location(staging))
 
     entries = [
         e for e in table.io.list_prefix(staging)
@@ -567,11 +570,18 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
     )
     props = _write_properties(table, opts)
     projected = project_to_table(df, schema, table_name=table.name())
-    path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) else "native")
+    data_dir = LocationProvider.for_table(table.location(), props).data_dir
+    reachable = spark_reaches(spark, data_dir)
+    path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) or not reachable else "native")
     if path not in ("native", "arrow"):
         raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
     if path == "native" and _needs_arrow_path(schema):
         raise ValidationError(f"Table {table.name()} has list/map/uuid/fixed columns: Spark's native writer cannot write them")
+    if path == "native" and not reachable:
+        raise ValidationError(
+            f"Table {table.name()}: write-path native needs a Hadoop file system for {data_dir} in Spark "
+            "(for S3, hadoop-aws in spark.jars.packages); the arrow path writes there without one"
+        )
     op_id = str(uuid.uuid4())
     created: list[str] = []
     with _job_tag(spark, op_id) as tag:

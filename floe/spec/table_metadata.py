@@ -7,6 +7,7 @@ Build new versions with :class:`floe.spec.metadata_builder.MetadataBuilder`; rea
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,12 +28,24 @@ from floe.spec.snapshot import (
 from floe.spec.sort_order import SortOrder
 from floe.spec.types import StructType
 
-__all__ = ["INITIAL_SORT_ORDER_ID", "INITIAL_SPEC_ID", "SUPPORTED_TABLE_FORMAT_VERSIONS", "TableMetadata"]
+__all__ = [
+    "INITIAL_SORT_ORDER_ID",
+    "INITIAL_SPEC_ID",
+    "SUPPORTED_TABLE_FORMAT_VERSIONS",
+    "TableMetadata",
+    "format_timestamp_ms",
+]
 
 SUPPORTED_TABLE_FORMAT_VERSIONS = (1, 2, 3)
 INITIAL_SPEC_ID = 0
 INITIAL_SORT_ORDER_ID = 1  # order id 0 is reserved for the unsorted order
 
+
+def format_timestamp_ms(timestamp_ms: int) -> str:
+    """Milliseconds since the epoch as ISO-8601 in UTC, as Iceberg Java prints times in messages
+    (``1986-10-26T01:21:00+00:00``; milliseconds only when there are some)."""
+    moment = dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.timezone.utc)
+    return moment.isoformat(timespec="milliseconds" if timestamp_ms % 1000 else "seconds")
 
 @dataclass(frozen=True, eq=True)
 class TableMetadata:
@@ -272,7 +285,7 @@ class TableMetadata:
                 found = entry.snapshot_id
         if found is None or found not in self._snapshots_by_id:
             raise NoSuchSnapshotError(
-                f"Cannot find a snapshot older than {timestamp_ms} ms in table {self.location}"
+                f"Cannot find a snapshot older than {format_timestamp_ms(timestamp_ms)} in table {self.location}"
             )
         return self._snapshots_by_id[found]
 

@@ -197,7 +197,7 @@ def parse_merge(sql: str) -> c.Merge:
         bare = using.copy()
         bare.set("alias", None)
         source_query = make_query(exp.select("*").from_(bare))
-        source_table = source_query.tables[0]
+        source_table = source_query.tables[0] if source_query.tables else None  # none: parquet.`/path`
     elif isinstance(using, exp.Subquery):
         source_alias = using.alias or None
         source_query = make_query(using.this)

@@ -39,6 +39,20 @@ def _cte_names(node: exp.Expression) -> set[str]:
     return {cte.alias_or_name.lower() for cte in node.find_all(exp.CTE)}
 
 
+# Spark's built-in file sources, which ``<source>.`<path>``` reads directly (spark.sql.runSQLOnFiles).
+_FILE_SOURCES = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "binaryfile"})
+
+
+def _is_file_query(table: exp.Table) -> bool:
+    parts = table.parts
+    return (
+        len(parts) == 2
+        and parts[0].name.lower() in _FILE_SOURCES
+        and isinstance(parts[1], exp.Identifier)
+        and bool(parts[1].args.get("quoted"))
+    )
+
+
 def _catalog_tables(node: exp.Expression) -> list[exp.Table]:
     ctes = _cte_names(node)
     out = []
@@ -48,6 +62,8 @@ def _catalog_tables(node: exp.Expression) -> list[exp.Table]:
         parts = table_name(t)
         if len(parts) == 1 and parts[0].lower() in ctes:
             continue
+        if _is_file_query(t):
+            continue  # parquet.`/path`: Spark's SQL on files, Spark reads it
         out.append(t)
     # find_all walks the tree, not the text (a WITH clause is visited after FROM): order by position.
     return sorted(out, key=_position)

@@ -11,12 +11,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
-from floe.scan.planner import read_manifest_files
+from floe.io.manifest_reader import read_manifest_files
 from floe.spec.manifest import ManifestContent, ManifestEntryStatus, ManifestFile
 from floe.spec.metadata_builder import apply_updates
 from floe.spec.refs import MAIN_BRANCH, SnapshotRef
 from floe.spec.snapshot import Operation, Snapshot
-from floe.spec.table_metadata import TableMetadata
+from floe.spec.table_metadata import TableMetadata, format_timestamp_ms
 from floe.spec.updates import RemoveSnapshotRef, SetSnapshotRef, TableUpdate
 from floe.table.pending import PendingUpdate
 from floe.table.snapshot_producer import SnapshotProducer
@@ -240,7 +240,7 @@ class ManageSnapshots(PendingUpdate):
                 if s.timestamp_ms < timestamp_ms:
                     return self._set_main(base, s.snapshot_id)
             raise NoSuchSnapshotError(
-                f"Table {self._name} has no ancestor snapshot older than {timestamp_ms}"
+                f"Table {self._name} has no ancestor snapshot older than {format_timestamp_ms(timestamp_ms)}"
             )
 
         self._steps.append(step)

@@ -191,3 +191,17 @@ def test_insert_values_files_follow_spark_split(session: SqlSession, spark: Spar
     session.sql("INSERT INTO onefile VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
     expected = min(4, spark.sparkContext.defaultParallelism)
     assert rows(session, "SELECT count(*) FROM onefile.files") == [(expected,)]
+
+
+def test_sql_on_files_reads_parquet_paths_in_insert_and_merge(session: SqlSession, spark: SparkSession, tmp_path: Path) -> None:
+    # Spark's SQL on files (parquet.`/path`), as Iceberg Java accepts it in INSERT and MERGE sources
+    src = tmp_path / "src"
+    spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, name string").write.parquet(str(src))
+    session.sql("CREATE TABLE onfiles (id BIGINT, name STRING) USING iceberg")
+    session.sql(f"INSERT INTO onfiles SELECT * FROM parquet.`{src}`")
+    assert rows(session, "SELECT * FROM onfiles") == [(1, "a"), (2, "b")]
+    more = tmp_path / "more"
+    spark.createDataFrame([(2, "B"), (3, "c")], "id bigint, name string").write.parquet(str(more))
+    session.sql(f"MERGE INTO onfiles t USING parquet.`{more}` s ON t.id = s.id "
+                "WHEN MATCHED THEN UPDATE SET name = s.name WHEN NOT MATCHED THEN INSERT *")
+    assert rows(session, "SELECT * FROM onfiles") == [(1, "a"), (2, "B"), (3, "c")]
