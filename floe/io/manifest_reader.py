@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 
 from floe.errors import FloeError
 from floe.io.fileio import FileIO
-from floe.serde.manifest_avro import read_manifest, read_manifest_header, read_manifest_list
+from floe.serde.manifest_avro import IdentityKey, read_manifest, read_manifest_header, read_manifest_list
 from floe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
@@ -191,23 +191,8 @@ def fetch_manifest(io: FileIO, manifest: ManifestFile, location_of: Locate | Non
     return io.new_input((location_of or _same)(manifest.manifest_path)).read_bytes()
 
 
-class _Same:
-    """Compares its object by identity and holds it (so the id stays unique while used as a key)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: object) -> None:
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.obj is self.obj
-
-
 @functools.lru_cache(maxsize=64)
-def _decoding_key(spec: _Same, schema: _Same) -> Hashable:
+def _decoding_key(spec: IdentityKey, schema: IdentityKey) -> Hashable:
     """What decoding takes from the spec and schema (field ids, partition types), compared by value:
     equal for the same spec and schema of a table reloaded (new objects), computed once per pair."""
     s: PartitionSpec | None = spec.obj  # type: ignore[assignment]
@@ -236,7 +221,7 @@ def _entries_key(
         m.added_snapshot_id,
         m.sequence_number,
         m.first_row_id,
-        _decoding_key(_Same(spec), _Same(schema)),
+        _decoding_key(IdentityKey(spec), IdentityKey(schema)),
         stats,
     )
 

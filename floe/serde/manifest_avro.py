@@ -45,6 +45,7 @@ from floe.spec.types import (
 )
 
 __all__ = [
+    "IdentityKey",
     "ManifestWriter",
     "iter_manifest",
     "read_manifest",
@@ -485,7 +486,7 @@ def _entry_builder(
     """A function from a decoded manifest_entry record (a tuple in writer-schema field order) to a
     ManifestEntry for this manifest: the cached code for its writer schema, bound to its inherited values."""
     try:
-        make_build = _entry_builder_factory(schema_text, _Same(spec), _Same(schema))
+        make_build = _entry_builder_factory(schema_text, IdentityKey(spec), IdentityKey(schema))
     except _NotAManifestError as exc:
         raise InvalidMetadataError(f"{where}{exc}") from None
     spec_id_text = header.get("partition-spec-id")
@@ -506,7 +507,7 @@ class _NotAManifestError(Exception):
     """A writer schema without a manifest entry's required fields (the caller names the file)."""
 
 
-class _Same:
+class IdentityKey:
     """A cache key comparing its object by identity; it holds the object, so the id stays unique while cached.
 
     A table's manifests are decoded with the same spec and schema objects, and hashing a wide schema per
@@ -521,12 +522,12 @@ class _Same:
         return id(self.obj)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.obj is self.obj
+        return isinstance(other, IdentityKey) and other.obj is self.obj
 
 
 @functools.lru_cache(maxsize=64)
 def _entry_builder_factory(
-    schema_text: str, spec_key: _Same, schema_key: _Same
+    schema_text: str, spec_key: IdentityKey, schema_key: IdentityKey
 ) -> Callable[[int, int | None, int | None, list[int | None]], Callable[[tuple[Any, ...]], ManifestEntry]]:
     """Generate, once per (writer schema, spec, table schema), the code that turns records into entries
     (generating and compiling it costs ~0.5 ms, as much as decoding a small manifest). The result takes the
