@@ -46,6 +46,10 @@ from floe.table.update_schema import UpdateSchema
 from floe.table.update_spec import UpdateSpec
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
 
 __all__ = ["Transaction", "apply_commit"]
@@ -84,6 +88,19 @@ class Transaction:
         self._actions: list[PendingUpdate] = []
         self._updates: list[TableUpdate] = []  # what the staged actions produced on the first base
         self._done = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        """``with table.transaction() as tx:`` commits on leaving the block, as PyIceberg's does; an
+        exception inside the block commits nothing and deletes what the staged actions wrote."""
+        if self._done:
+            return
+        if exc_type is None:
+            self.commit_transaction()
+        else:
+            self.settle(committed=False)
 
     @classmethod
     def create(cls, table: Table) -> Transaction:

@@ -264,3 +264,23 @@ def test_property_values_floe_would_fail_on_are_refused_when_set(tmp_path) -> No
     t.set_properties({"commit.manifest-merge.enabled": "FALSE", "write.distribution-mode": "range", "custom.key": "x"})
     assert t.refresh().properties["commit.manifest-merge.enabled"] == "FALSE"
     t.append(pa.table({"id": [1]}))  # later writes still work
+
+
+def test_transaction_as_context_manager_commits_on_exit(tmp_path) -> None:
+    t = make_table(tmp_path)
+    with t.transaction() as txn:
+        txn.set_properties(owner="me")
+        txn.new_append().append_file(data_file("a")).commit()
+        assert "owner" not in t.properties  # nothing visible inside the block
+    assert t.properties["owner"] == "me"
+    assert live(t) == {"a"}
+
+
+def test_transaction_context_manager_commits_nothing_when_the_block_fails(tmp_path) -> None:
+    t = make_table(tmp_path)
+    before = t.metadata_location
+    with pytest.raises(RuntimeError, match="boom"), t.transaction() as txn:
+        txn.set_properties(owner="me")
+        raise RuntimeError("boom")
+    assert t.refresh().metadata_location == before
+    assert "owner" not in t.properties
