@@ -19,7 +19,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow" tests
 
-# No Spark at all: spec, metadata, catalogs, SQL parsing (about two minutes).
+# No Spark or Java at all: spec, metadata, commits, scans, catalogs, SQL parsing (under two minutes on 2 cores).
+# A test that starts Spark or Java (also in a subprocess) is marked spark; one that runs for long, slow.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow" tests
 

@@ -34,7 +34,7 @@ from pyspark.sql import SparkSession
 
 import floe.spark
 from floe.spark.changes import apply_changes
-from floe.sql.spark_session import floe_sql_state
+from floe.spark.sql_session import floe_sql_state
 
 PARTS = 8
 

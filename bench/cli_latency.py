@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 def build_tables(home: Path, snapshots: int, *, merged: bool) -> list[str]:
     """Create ``bench.events`` (fast appends) and, if ``merged``, ``bench.merged`` (merge appends)."""
     sys.path.insert(0, str(REPO))
-    from floe.config import FloeConfig, open_catalog
+    from floe.catalog.loader import open_catalog
+    from floe.config import FloeConfig
     from floe.spec.manifest import DataFile, FileContent, FileFormat
     from floe.spec.partitioning import PartitionSpecBuilder
     from floe.spec.schema import Schema

@@ -68,7 +68,7 @@ from pyspark.sql import functions as F
 
 import floe.spark
 from floe.spark.changes import apply_changes
-from floe.sql.spark_session import floe_sql_state
+from floe.spark.sql_session import floe_sql_state
 
 DAYS = 60
 BASE_US = 1_704_067_200_000_000  # 2024-01-01T00:00:00Z

@@ -66,7 +66,6 @@ __all__ = [
     "floe_home",
     "jdbc_to_sqlalchemy",
     "normalize_catalog_properties",
-    "open_catalog",
     "resolve_catalog_properties",
 ]
 
@@ -456,14 +455,3 @@ class FloeConfig:
             raise NotFoundError(
                 f"Unknown catalog {name!r} (configured: {', '.join(sorted(self.catalogs))})"
             ) from None
-
-
-def open_catalog(name: str, properties: Mapping[str, str]) -> object:
-    """The catalog ``name`` built from already-resolved ``properties`` (e.g. ``FloeConfig.catalogs``).
-
-    Unlike :func:`floe.load_catalog` this reads no configuration: the properties are complete. A local
-    SQLite catalog's folder is created first (see :func:`floe.catalog.loader.catalog_from_properties`).
-    """
-    from floe.catalog.loader import catalog_from_properties  # imported on use: the catalog stack is heavy
-
-    return catalog_from_properties(name, properties)

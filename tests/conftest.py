@@ -44,7 +44,11 @@ def _shared_dir() -> Path:
 # -- markers -------------------------------------------------------------------------------------
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``spark``: needs a SparkSession (Floe's or Iceberg Java's); ``slow``: runs Iceberg Java (jsql starts a
-    JVM per call), in ``make test-slow`` (CI runs it after ``make test``)."""
+    JVM per call), in ``make test-slow`` (CI runs it after ``make test``).
+
+    Tests that start Spark or Java another way (a program, ``floe demo`` or ``floe sql`` in a subprocess) carry
+    ``@pytest.mark.spark`` themselves, and load tests ``@pytest.mark.slow``: ``make test-fast`` (``not spark and
+    not slow``) starts no JVM and stays under two minutes on 2 cores."""
     for item in items:
         names = getattr(item, "fixturenames", ())
         if "spark" in names or "jsql" in names:

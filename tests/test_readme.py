@@ -51,6 +51,7 @@ def venv_here(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.spark  # the demo's INSERTs start Spark
 def test_readme_quick_start_runs_the_demo(tmp_path: Path) -> None:
     quick = _blocks("bash")[0]
     commands = [line.split("#")[0].strip() for line in quick.splitlines() if line.strip()]
@@ -59,23 +60,29 @@ def test_readme_quick_start_runs_the_demo(tmp_path: Path) -> None:
     assert "sensordata" in out
 
 
+@pytest.mark.spark
 def test_readme_shell_lines_run_against_the_demo_table(venv_here: Path) -> None:
     _run([str(BIN / "floe"), "demo"], venv_here)
     out = _run(_blocks("bash")[1], venv_here)
     assert "sensor" in out
 
 
+@pytest.mark.spark
 def test_readme_sql_script_runs_with_its_command_line(tmp_path: Path) -> None:
     script = _blocks("sql")[0]
     header = " ".join(line[2:].strip().rstrip("\\") for line in script.splitlines() if line.startswith("--"))
     args = shlex.split(header)
-    assert args[:2] == ["floe", "sql"] and args[-2:] == ["-f", "sensordata.sql"]
+    assert args[:2] == ["floe", "sql"]
+    assert args[-2:] == ["-f", "sensordata.sql"]
     (tmp_path / "sensordata.sql").write_text(script, encoding="utf-8")
     out = _run([str(BIN / "floe"), *args[1:]], tmp_path)
     assert "sensor_01" in out  # the row as of the first_load tag
 
 
-@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+@pytest.mark.parametrize(
+    "index",
+    [pytest.param(i, marks=pytest.mark.spark) if "spark" in block else i for i, block in enumerate(_blocks("python"))],
+)
 def test_readme_python_block_runs_as_written(tmp_path: Path, index: int) -> None:
     (tmp_path / "block.py").write_text(_blocks("python")[index], encoding="utf-8")
     _run([sys.executable, "block.py"], tmp_path)

@@ -16,7 +16,7 @@ from floe.catalog.base import TYPE, URI, Catalog
 from floe.config import resolve_catalog_properties
 from floe.errors import UnsupportedError, ValidationError
 
-__all__ = ["CATALOG_TYPES", "catalog_from_properties", "load_catalog", "register_catalog_type"]
+__all__ = ["CATALOG_TYPES", "catalog_from_properties", "load_catalog", "open_catalog", "register_catalog_type"]
 
 # type name -> "module:Class"; imported on first use so optional backends cost nothing until used.
 CATALOG_TYPES: dict[str, str] = {
@@ -88,3 +88,13 @@ def load_catalog(name: str | None = None, **properties: str) -> Catalog:
     """
     resolved, props = resolve_catalog_properties(name, properties)
     return catalog_from_properties(resolved, props)
+
+
+def open_catalog(name: str, properties: Mapping[str, str]) -> Catalog:
+    """The catalog ``name`` built from already-resolved ``properties`` (e.g. ``FloeConfig.catalogs``).
+
+    Unlike :func:`load_catalog` this reads no configuration: the properties are complete. A local SQLite
+    catalog's folder is created first. Importing this module is cheap: the implementation a ``type`` names
+    (SQLAlchemy for ``sql``) is imported on first use.
+    """
+    return catalog_from_properties(name, properties)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from floe.config import FloeConfig, open_catalog
+from floe.catalog.loader import open_catalog
+from floe.config import FloeConfig
 from floe.errors import NoSuchTableError, ValidationError
 from floe.serde.metadata_names import is_metadata_file
 
@@ -126,7 +127,7 @@ def load_table_by_name(name: str, *, config: FloeConfig | None = None) -> Table:
     catalog_name, identifier = resolve_table_identifier(name, config=cfg)
     catalog = open_catalog(catalog_name, cfg.catalog_properties(catalog_name))
     try:
-        return catalog.load_table(identifier)  # type: ignore[attr-defined,no-any-return]
+        return catalog.load_table(identifier)
     except NoSuchTableError:
         raise NoSuchTableError(
             f"Table not found: {'.'.join(identifier)} in catalog {catalog_name} (from {name!r})"

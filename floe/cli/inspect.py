@@ -13,8 +13,9 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from floe.catalog.loader import open_catalog
 from floe.cli.output import print_result
-from floe.config import FloeConfig, open_catalog
+from floe.config import FloeConfig
 from floe.errors import NoSuchNamespaceError, ValidationError
 from floe.sql.identifiers import ResolvedTable, resolve_namespace, resolve_table
 from floe.sql.result import ResultSet

@@ -125,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_serve(config, host=args.host, port=args.port, catalog=args.catalog, tokens=args.token)
     if cmd == "demo":
-        from floe.demo import run as run_demo
+        from floe.cli.demo import run as run_demo
 
         return int(run_demo(config) or 0)
     from floe.cli import inspect

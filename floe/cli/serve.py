@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from floe.config import FloeConfig, open_catalog
+from floe.catalog.loader import open_catalog
+from floe.config import FloeConfig
 from floe.errors import ValidationError
 
 __all__ = ["run_serve"]

@@ -14,6 +14,7 @@ from floe.sql.engine import SqlSession
 from floe.sql.handlers import register_handlers
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
+from floe.sql.spark_engine import SparkEngine, register_spark_engine_loader
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,9 +29,17 @@ def make_session(config: FloeConfig, *, spark: SparkSession | None = None) -> Sq
         config: the resolved configuration.
         spark: a SparkSession to use; by default one starts on the first statement that needs Spark.
     """
+    register_spark_engine_loader(_load_spark_engine)
     session = SqlSession(with_console_progress(config))
     register_handlers(session, spark=spark)
     return session
+
+
+def _load_spark_engine() -> SparkEngine:
+    """floe.spark (pyspark) is imported on the first statement that needs Spark: SHOW, USE or DDL do not."""
+    from floe.spark.sql_engine import SPARK_ENGINE
+
+    return SPARK_ENGINE
 
 
 _PROGRESS_KEY = "spark.ui.showConsoleProgress"

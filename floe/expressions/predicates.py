@@ -2,7 +2,7 @@
 
 A predicate is unbound while its term is a ``Reference`` (values are the user's Python values) and bound
 once its term is a ``BoundReference`` (values are converted to the column type's value representation,
-see floe/transforms/base.py). One class per operation serves both forms.
+see floe/spec/transforms/base.py). One class per operation serves both forms.
 """
 
 from __future__ import annotations

@@ -38,6 +38,11 @@ from floe.expressions.terms import Reference
 from floe.expressions.visitors import BooleanExpressionVisitor, rewrite_not, visit
 from floe.spec.partitioning import PartitionField, PartitionSpec
 from floe.spec.schema import Schema
+from floe.spec.transforms.base import Transform
+from floe.spec.transforms.bucket import BucketTransform
+from floe.spec.transforms.identity import IdentityTransform
+from floe.spec.transforms.temporal import DayTransform, TimeTransform
+from floe.spec.transforms.truncate import TruncateTransform
 from floe.spec.types import (
     BinaryType,
     DateType,
@@ -48,11 +53,6 @@ from floe.spec.types import (
     StringType,
     StructType,
 )
-from floe.transforms.base import Transform
-from floe.transforms.bucket import BucketTransform
-from floe.transforms.identity import IdentityTransform
-from floe.transforms.temporal import DayTransform, TimeTransform
-from floe.transforms.truncate import TruncateTransform
 
 __all__ = [
     "Projection",

@@ -185,7 +185,7 @@ def _missing(f: NestedField, n: int, path: str) -> pa.Array:
 
 
 def constant_array(value: object, t: IcebergType, n: int, *, column: str = "") -> pa.Array:
-    """An Arrow array repeating one value (Floe's value representation, see ``floe.transforms.base``).
+    """An Arrow array repeating one value (Floe's value representation, see ``floe.spec.transforms.base``).
 
     Raises:
         UnsupportedError: defaults for nested types are not supported.

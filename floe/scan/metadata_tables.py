@@ -26,6 +26,7 @@ from floe.scan.partition_struct import (
 )
 from floe.scan.position_deletes_table import position_deletes_table
 from floe.scan.table_scan import TableLike
+from floe.serde.single_value import decode_bounds
 from floe.spec.manifest import (
     DataFile,
     FileContent,
@@ -34,7 +35,7 @@ from floe.spec.manifest import (
     ManifestFile,
 )
 from floe.spec.partitioning import PartitionSpec
-from floe.spec.schema import Schema
+from floe.spec.schema import Schema, walk_fields
 from floe.spec.snapshot import Snapshot
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.types import UUIDType
@@ -270,9 +271,6 @@ def _file_columns(md: TableMetadata, files: list[DataFile]) -> dict[str, pa.Arra
 
 def _readable_metrics(schema: Schema, files: list[DataFile]) -> pa.Array:
     """Per primitive column: sizes, counts and decoded bounds (Java's ``readable_metrics``)."""
-    from floe.spec.manifest import decode_bounds
-    from floe.spec.schema import walk_fields
-
     leaves = [(n, f) for n, f in walk_fields(schema.as_struct()) if f.field_type.is_primitive]
     lows = [decode_bounds(f.lower_bounds, schema) for f in files]
     highs = [decode_bounds(f.upper_bounds, schema) for f in files]

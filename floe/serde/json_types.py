@@ -17,6 +17,7 @@ from floe.errors import InvalidMetadataError, ValidationError
 from floe.spec.partitioning import PartitionField, PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.sort_order import NullOrder, SortDirection, SortField, SortOrder
+from floe.spec.transforms import parse_transform
 from floe.spec.types import (
     BinaryType,
     BooleanType,
@@ -42,7 +43,6 @@ from floe.spec.types import (
     UUIDType,
     parse_primitive,
 )
-from floe.transforms import parse_transform
 
 __all__ = [
     "JSON",
@@ -401,7 +401,7 @@ def _format_ts(value: int, *, zoned: bool, digits: int) -> str:
 
 
 def default_from_json(t: IcebergType, node: JSON) -> Any:
-    """Decode a JSON default value of type ``t`` into Floe's value representation (floe.transforms.base).
+    """Decode a JSON default value of type ``t`` into Floe's value representation (floe.spec.transforms.base).
 
     Structs decode to ``dict[field_id, value]``, lists to tuples, maps to dicts.
 

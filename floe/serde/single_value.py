@@ -1,6 +1,6 @@
 """Single-value binary serialization (spec Appendix D), used for bounds and partition summaries.
 
-Values use Floe's representation (see floe.transforms.base): date -> int days, time/timestamp -> int
+Values use Floe's representation (see floe.spec.transforms.base): date -> int days, time/timestamp -> int
 micros (nanos for the ``_ns`` types), decimal -> Decimal, uuid -> uuid.UUID, fixed/binary -> bytes.
 """
 
@@ -10,7 +10,7 @@ import struct
 import uuid
 from collections.abc import Callable
 from decimal import Context, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from floe.errors import InvalidMetadataError, UnsupportedError, ValidationError
 from floe.spec.types import (
@@ -33,7 +33,10 @@ from floe.spec.types import (
     UUIDType,
 )
 
-__all__ = ["decoder_for", "encoder_for", "from_bytes", "to_bytes", "unscaled_decimal"]
+if TYPE_CHECKING:
+    from floe.spec.schema import Schema
+
+__all__ = ["decode_bounds", "decoder_for", "encoder_for", "from_bytes", "to_bytes", "unscaled_decimal"]
 
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
@@ -293,3 +296,24 @@ def from_bytes(iceberg_type: IcebergType, data: bytes) -> Any:
         raise InvalidMetadataError(
             f"invalid {iceberg_type} single-value bytes {bytes(data)!r}: {exc}"
         ) from exc
+
+
+def decode_bounds(bounds: dict[int, bytes] | None, schema: Schema) -> dict[int, Any]:
+    """Decode a data file's raw bounds (``DataFile.lower_bounds``/``upper_bounds``) with the column types of
+    ``schema`` (field id -> value).
+
+    Columns no longer in the schema, and types without a single-value form, are left out.
+    """
+    if not bounds:
+        return {}
+    out: dict[int, Any] = {}
+    for field_id, raw in bounds.items():
+        field = schema.find_field_or_none(field_id)
+        if field is None or not field.field_type.is_primitive:
+            continue
+        try:
+            decode = decoder_for(field.field_type)
+        except UnsupportedError:
+            continue
+        out[field_id] = decode(raw)
+    return out

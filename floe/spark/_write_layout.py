@@ -23,6 +23,7 @@ from floe.errors import ValidationError
 from floe.spark.transforms import epoch_micros, partition_column
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
+from floe.spec.transforms import IdentityTransform
 from floe.spec.types import (
     BinaryType,
     BooleanType,
@@ -39,7 +40,6 @@ from floe.spec.types import (
     TimeType,
     UUIDType,
 )
-from floe.transforms import IdentityTransform
 
 __all__ = ["HIDDEN_PREFIX", "NULL_DIR_VALUE", "decode_partition_dirs", "hidden_partition_columns"]
 

@@ -3,7 +3,7 @@
 
 Spark types the arguments (floe.sql.functions asks it, see there); this module checks them as Java does
 (same refusals, one line), and returns Spark SQL for the call over Arrow UDFs registered in the session.
-The values come from floe.transforms, the implementation partition values use: ``bucket`` hashes with
+The values come from floe.spec.transforms, the implementation partition values use: ``bucket`` hashes with
 :meth:`BucketTransform.hashes_arrow` (the ``% N`` stays in SQL, so ``N`` may be a column, as in Java),
 ``truncate`` and the temporal functions run ``Transform.apply_arrow``. Result types are Java's: ``int``
 for bucket/years/months/hours, ``date`` for days, the argument's type for truncate (``int`` for
@@ -17,6 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from floe.errors import UnsupportedError, ValidationError
+from floe.spec.transforms import (
+    DayTransform,
+    HourTransform,
+    MonthTransform,
+    Transform,
+    TruncateTransform,
+    YearTransform,
+)
 from floe.spec.types import (
     BinaryType,
     DateType,
@@ -27,14 +35,6 @@ from floe.spec.types import (
     StringType,
     TimestampType,
     TimestamptzType,
-)
-from floe.transforms import (
-    DayTransform,
-    HourTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    YearTransform,
 )
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class BoundCall:
 
 
 def _iceberg_type(spark_type: str) -> IcebergType:
-    """The Iceberg type of a Spark argument type floe.transforms computes over (Arrow values from Spark)."""
+    """The Iceberg type of a Spark argument type floe.spec.transforms computes over (Arrow values from Spark)."""
     m = _DECIMAL.fullmatch(spark_type)
     if m:
         return DecimalType(int(m.group(1)), int(m.group(2)))
@@ -130,7 +130,7 @@ def _register(spark: SparkSession, name: str, transform: Transform | None, sourc
     from pyspark.sql import functions as F
 
     from floe.spark.transforms import ensure_workers_import_floe
-    from floe.transforms import BucketTransform
+    from floe.spec.transforms import BucketTransform
 
     ensure_workers_import_floe(spark)
     if spark.catalog.functionExists(name):  # registered by an earlier statement of this session
@@ -140,7 +140,7 @@ def _register(spark: SparkSession, name: str, transform: Transform | None, sourc
         import numpy as np
         import pyarrow as pa
 
-        from floe.transforms._arrow import from_numpy, validity
+        from floe.spec.transforms._arrow import from_numpy, validity
 
         if transform is None:
             hashes = BucketTransform(1).hashes_arrow(source, values)

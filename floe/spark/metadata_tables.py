@@ -8,14 +8,14 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 
 from floe.scan.metadata_tables import METADATA_TABLES, metadata_table
-from floe.spark.read import load_table
+from floe.spark.read import TableSource, load_table
 
 __all__ = ["METADATA_TABLE_NAMES", "SparkInspectTable", "metadata_table_df"]
 
 METADATA_TABLE_NAMES = tuple(METADATA_TABLES)
 
 
-def metadata_table_df(spark: SparkSession, table: object, name: str, *, snapshot_id: int | None = None) -> DataFrame:
+def metadata_table_df(spark: SparkSession, table: TableSource, name: str, *, snapshot_id: int | None = None) -> DataFrame:
     """The metadata table ``name`` of ``table`` (a Table, location or identifier) as a Spark DataFrame.
 
     Raises:
@@ -28,7 +28,7 @@ def metadata_table_df(spark: SparkSession, table: object, name: str, *, snapshot
 class SparkInspectTable:
     """The metadata tables of one table as Spark DataFrames (``floe.spark.inspect(spark, table)``)."""
 
-    def __init__(self, spark: SparkSession, table: object) -> None:
+    def __init__(self, spark: SparkSession, table: TableSource) -> None:
         self._spark = spark
         self._table = table
 

@@ -20,6 +20,7 @@ pyarrow/fastavro (floe.scan.arrow_read) and unioned in:
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TypeAlias
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -43,11 +44,19 @@ from floe.spec.schema import Schema
 
 _FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
 
-__all__ = ["dataframe_for_scan", "load_table", "located_folder_table", "read", "scan_for"]
+__all__ = ["TableSource", "dataframe_for_scan", "load_table", "located_folder_table", "read", "scan_for"]
+
+# What ``read`` (and ``floe.spark.inspect``) accept as a table: a handle (Table, or anything with ``metadata``
+# and ``io``), a location (folder, metadata JSON file, URI), a ``[catalog.]ns.t`` name, or identifier levels.
+TableSource: TypeAlias = "TableLike | str | tuple[str, ...]"
 
 
-def load_table(spark: SparkSession | None, source: object, *, config: FloeConfig | None = None) -> TableLike:
-    """A table handle from a Table, a location (folder or metadata JSON) or a catalog identifier.
+def _quoted(part: str) -> str:
+    return f"`{part.replace('`', '``')}`" if "." in part or "`" in part else part
+
+
+def load_table(spark: SparkSession | None, source: TableSource, *, config: FloeConfig | None = None) -> TableLike:
+    """A table handle from a Table, a location (folder or metadata JSON), a name or identifier levels.
 
     Identifiers resolve in ``config``, else the session's catalogs (floe.spark.configure.session_config),
     else Floe's configuration.
@@ -55,9 +64,11 @@ def load_table(spark: SparkSession | None, source: object, *, config: FloeConfig
     Raises:
         NoSuchTableError: nothing readable at that location / identifier.
     """
-    if hasattr(source, "metadata") and hasattr(source, "io"):
-        return source
+    if isinstance(source, tuple) and source and all(isinstance(p, str) for p in source):
+        source = ".".join(_quoted(p) for p in source)  # ("db", "t") reads as db.t; dotted levels back-quoted
     if not isinstance(source, str):
+        if hasattr(source, "metadata") and hasattr(source, "io"):
+            return source
         raise ValidationError(f"Cannot read {source!r}: pass a Table, a table location or an identifier")
     if is_location(source) or source.endswith(".json"):
         return open_location(source)  # one resolver (floe.catalog.location): folder, Hadoop table or JSON
@@ -179,7 +190,7 @@ def dataframe_for_scan(
 
 def read(
     spark: SparkSession,
-    table: object,
+    table: TableSource,
     *,
     snapshot_id: int | None = None,
     as_of_timestamp: int | None = None,
@@ -195,7 +206,8 @@ def read(
 
     Args:
         spark: the session (Floe's settings are applied by ``floe.spark.attach``).
-        table: a Table, a table location (folder or metadata JSON file) or a catalog identifier.
+        table: a Table, a table location (folder or metadata JSON file), a ``[catalog.]ns.t`` name or a tuple
+            of identifier levels (``("db", "t")``).
         snapshot_id: read this snapshot (time travel).
         as_of_timestamp: read the snapshot current at this time (ms since the epoch).
         branch: read the head of this branch.

@@ -41,8 +41,8 @@ from floe.spark.transforms import ensure_workers_import_floe, source_column, tra
 from floe.spark.write import USE_TABLE_ORDERING_OPTION, write_files
 from floe.spec.manifest import DataFile
 from floe.spec.sort_order import NullOrder, SortDirection
+from floe.spec.transforms.parse import parse_transform
 from floe.table.table import Table
-from floe.transforms.parse import parse_transform
 
 __all__ = ["rewrite_data_files"]
 

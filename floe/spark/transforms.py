@@ -43,6 +43,17 @@ from floe.errors import UnsupportedError
 from floe.spark.types import to_spark_type
 from floe.spec.partitioning import PartitionField
 from floe.spec.schema import Schema
+from floe.spec.transforms import (
+    BucketTransform,
+    DayTransform,
+    HourTransform,
+    IdentityTransform,
+    MonthTransform,
+    Transform,
+    TruncateTransform,
+    VoidTransform,
+    YearTransform,
+)
 from floe.spec.types import (
     BinaryType,
     DateType,
@@ -56,17 +67,6 @@ from floe.spec.types import (
     TimestampType,
     TimestamptzType,
     UUIDType,
-)
-from floe.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    VoidTransform,
-    YearTransform,
 )
 
 __all__ = [
@@ -157,7 +157,7 @@ def murmur3_seed0(col: Column) -> Column | None:
 
 
 def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Callable[[Column], Column]:
-    """A vectorized Arrow UDF computing ``bucket[N]`` exactly as floe.transforms does."""
+    """A vectorized Arrow UDF computing ``bucket[N]`` exactly as floe.spec.transforms does."""
     transform = BucketTransform(num_buckets)
     spark = SparkSession.getActiveSession()
     if spark is not None:

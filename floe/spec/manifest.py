@@ -1,8 +1,9 @@
 """The manifest model (spec "Manifests" and "Manifest Lists"): data/delete file descriptors, manifest
 entries and manifest-list entries. Frozen values, no IO; Avro encoding lives in floe.serde.manifest_avro.
 
-Partition tuples hold values in Floe's value representation (floe.transforms.base), ordered as the
-partition spec's fields. Column bounds stay as raw single-value bytes and are decoded on demand.
+Partition tuples hold values in Floe's value representation (floe.spec.transforms.base), ordered as the
+partition spec's fields. Column bounds stay as raw single-value bytes (decoded by
+floe.serde.single_value.decode_bounds).
 """
 
 from __future__ import annotations
@@ -10,10 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
 from typing import Any
-
-from floe.errors import UnsupportedError
-from floe.serde.single_value import decoder_for
-from floe.spec.schema import Schema
 
 __all__ = [
     "POSITION_DELETE_FILE_PATH_ID",
@@ -26,7 +23,6 @@ __all__ = [
     "ManifestEntryStatus",
     "ManifestFile",
     "PartitionFieldSummary",
-    "decode_bounds",
 ]
 
 # Reserved field ids of the columns of position delete files (spec "Reserved Field IDs").
@@ -75,26 +71,6 @@ class ManifestContent(IntEnum):
     DELETES = 1
 
 
-def decode_bounds(bounds: dict[int, bytes] | None, schema: Schema) -> dict[int, Any]:
-    """Decode raw single-value bounds using the column types of ``schema``.
-
-    Columns no longer in the schema, and types without a single-value form, are left out.
-    """
-    if not bounds:
-        return {}
-    out: dict[int, Any] = {}
-    for field_id, raw in bounds.items():
-        field = schema.find_field_or_none(field_id)
-        if field is None or not field.field_type.is_primitive:
-            continue
-        try:
-            decode = decoder_for(field.field_type)
-        except UnsupportedError:
-            continue
-        out[field_id] = decode(raw)
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class DataFile:
     """A data or delete file as a manifest's data_file struct describes it (field 2).
@@ -126,14 +102,6 @@ class DataFile:
     referenced_data_file: str | None = None
     content_offset: int | None = None
     content_size_in_bytes: int | None = None
-
-    def lower_bound_values(self, schema: Schema) -> dict[int, Any]:
-        """Lower bounds decoded with the column types of ``schema`` (field id -> value)."""
-        return decode_bounds(self.lower_bounds, schema)
-
-    def upper_bound_values(self, schema: Schema) -> dict[int, Any]:
-        """Upper bounds decoded with the column types of ``schema`` (field id -> value)."""
-        return decode_bounds(self.upper_bounds, schema)
 
     @property
     def file_key(self) -> str:

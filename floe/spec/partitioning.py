@@ -12,16 +12,7 @@ from typing import Any
 
 from floe.errors import ValidationError
 from floe.spec.schema import Schema
-from floe.spec.types import (
-    IcebergType,
-    ListType,
-    MapType,
-    NestedField,
-    PrimitiveType,
-    StructType,
-    UnknownType,
-)
-from floe.transforms import (
+from floe.spec.transforms import (
     BucketTransform,
     DayTransform,
     HourTransform,
@@ -32,6 +23,15 @@ from floe.transforms import (
     UnknownTransform,
     VoidTransform,
     YearTransform,
+)
+from floe.spec.types import (
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    PrimitiveType,
+    StructType,
+    UnknownType,
 )
 
 __all__ = [

@@ -7,8 +7,8 @@ from enum import Enum
 
 from floe.errors import ValidationError
 from floe.spec.schema import Schema
+from floe.spec.transforms import IdentityTransform, Transform
 from floe.spec.types import PrimitiveType
-from floe.transforms import IdentityTransform, Transform
 
 __all__ = [
     "UNSORTED_ORDER_ID",

@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, cast
 
-from floe.config import FloeConfig, normalize_catalog_properties, open_catalog
+from floe.catalog.loader import open_catalog
+from floe.config import FloeConfig, normalize_catalog_properties
 from floe.errors import (
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
@@ -63,7 +64,7 @@ _DEFAULT_NAMESPACE = ("default",)
 
 
 def _default_loader(name: str, **properties: str) -> NamespaceCatalog:
-    return open_catalog(name, properties)  # type: ignore[return-value]
+    return open_catalog(name, properties)
 
 
 def show_pattern_matches(pattern: str | None, value: str) -> bool:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from floe.errors import NotFoundError, UnsupportedError
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -141,8 +142,6 @@ def bind_functions(node: exp.Expression, calls: Sequence[IcebergCall], spark: Sp
         NotFoundError: an unknown function name under ``system``.
         ValidationError: arguments of types the function does not take (Java's message).
     """
-    from floe.spark.iceberg_functions import bind_call
-
     for call in calls:
         _check_known(call, current_catalog)
     for call in calls:
@@ -158,7 +157,7 @@ def bind_functions(node: exp.Expression, calls: Sequence[IcebergCall], spark: Sp
     bound = []
     for i, call in enumerate(calls):
         arg_sql = [a.sql(dialect="spark") for a in call.args]
-        bound.append(bind_call(spark, call.name, arg_sql, infos.get(number[i], [])))
+        bound.append(spark_engine().bind_call(spark, call.name, arg_sql, infos.get(number[i], [])))
     top = set()
     if isinstance(node, exp.Select):
         top = {id(e) for e in node.expressions}
@@ -207,13 +206,14 @@ def _marker_arguments(spark: SparkSession, df: DataFrame) -> dict[int, list[ArgI
 def _arg_info(pretty: Any, e: Any) -> ArgInfo:
     """Spark prints a function's argument in a result column name as its ``toString`` (expression ids
     dropped), or as its SQL when the function's declared type makes Spark cast it."""
-    from floe.spark.iceberg_functions import ArgInfo
-
     foldable = bool(e.foldable())
     value = None
     if foldable:
         v = e.eval(None)
         value = int(v) if isinstance(v, int) and not isinstance(v, bool) else v
     shown_cast = pretty.toPrettySQL(e, getattr(pretty, "toPrettySQL$default$2")())
-    return ArgInfo(spark_type=str(e.dataType().simpleString()), shown=_EXPR_ID.sub("", str(e.toString())),
-                   shown_cast=str(shown_cast), foldable=foldable, value=value)
+    info: ArgInfo = spark_engine().arg_info(
+        spark_type=str(e.dataType().simpleString()), shown=_EXPR_ID.sub("", str(e.toString())),
+        shown_cast=str(shown_cast), foldable=foldable, value=value,
+    )
+    return info

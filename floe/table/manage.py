@@ -23,6 +23,8 @@ from floe.table.snapshot_producer import SnapshotProducer
 from floe.table.summary import SummaryBuilder
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -38,6 +40,14 @@ def _snapshot(base: TableMetadata, snapshot_id: int, table: str) -> Snapshot:
     if s is None:
         raise NoSuchSnapshotError(f"Cannot find snapshot {snapshot_id} in table {table}")
     return s
+
+
+def _check_order(method: str, snapshot_id: object, name: object) -> None:
+    if isinstance(snapshot_id, str) or not isinstance(name, str):
+        raise TypeError(
+            f"{method} takes (snapshot_id, name) as PyIceberg's does, e.g. {method}(snapshot_id, 'v1'); "
+            f"snapshot_id None means the current snapshot"
+        )
 
 
 def _ref_target(base: TableMetadata, snapshot_id: int | None, table: str) -> int:
@@ -63,18 +73,20 @@ class ManageSnapshots(PendingUpdate):
     # -- refs ------------------------------------------------------------------------------------
     def create_branch(
         self,
-        name: str,
-        snapshot_id: int | None = None,
-        *,
-        min_snapshots_to_keep: int | None = None,
-        max_snapshot_age_ms: int | None = None,
+        snapshot_id: int | None,
+        branch_name: str,
         max_ref_age_ms: int | None = None,
-    ) -> ManageSnapshots:
-        """Create a branch at ``snapshot_id`` (default: the current snapshot).
+        max_snapshot_age_ms: int | None = None,
+        min_snapshots_to_keep: int | None = None,
+    ) -> Self:
+        """Create a branch at ``snapshot_id`` (None: the current snapshot); PyIceberg's argument order.
 
-        Raises (at commit):
-            ValidationError: a ref with that name exists.
+        Raises:
+            TypeError: the arguments are in the older (name, snapshot id) order.
+            ValidationError (at commit): a ref with that name exists.
         """
+        _check_order("create_branch", snapshot_id, branch_name)
+        name = branch_name
 
         def step(base: TableMetadata) -> list[TableUpdate]:
             if name in base.refs:
@@ -90,10 +102,15 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def create_tag(
-        self, name: str, snapshot_id: int | None = None, *, max_ref_age_ms: int | None = None
-    ) -> ManageSnapshots:
-        """Create a tag at ``snapshot_id`` (default: the current snapshot)."""
+    def create_tag(self, snapshot_id: int | None, tag_name: str, max_ref_age_ms: int | None = None) -> Self:
+        """Create a tag at ``snapshot_id`` (None: the current snapshot); PyIceberg's argument order.
+
+        Raises:
+            TypeError: the arguments are in the older (name, snapshot id) order.
+            ValidationError (at commit): a ref with that name exists.
+        """
+        _check_order("create_tag", snapshot_id, tag_name)
+        name = tag_name
 
         def step(base: TableMetadata) -> list[TableUpdate]:
             if name in base.refs:
@@ -104,7 +121,7 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def _replace(self, name: str, snapshot_id: int, *, branch: bool, retention: dict[str, int | None]) -> ManageSnapshots:
+    def _replace(self, name: str, snapshot_id: int, *, branch: bool, retention: dict[str, int | None]) -> Self:
         def step(base: TableMetadata) -> list[TableUpdate]:
             ref = base.refs.get(name)
             if ref is None:
@@ -131,7 +148,7 @@ class ManageSnapshots(PendingUpdate):
         min_snapshots_to_keep: int | None = None,
         max_snapshot_age_ms: int | None = None,
         max_ref_age_ms: int | None = None,
-    ) -> ManageSnapshots:
+    ) -> Self:
         """Point an existing branch at another snapshot; retention settings given replace the branch's own,
         the others are kept."""
         return self._replace(name, snapshot_id, branch=True, retention={
@@ -139,11 +156,11 @@ class ManageSnapshots(PendingUpdate):
             "max_ref_age_ms": max_ref_age_ms,
         })
 
-    def replace_tag(self, name: str, snapshot_id: int, *, max_ref_age_ms: int | None = None) -> ManageSnapshots:
+    def replace_tag(self, name: str, snapshot_id: int, *, max_ref_age_ms: int | None = None) -> Self:
         """Point an existing tag at another snapshot (and set its retention, if given)."""
         return self._replace(name, snapshot_id, branch=False, retention={"max_ref_age_ms": max_ref_age_ms})
 
-    def _remove(self, name: str, *, branch: bool) -> ManageSnapshots:
+    def _remove(self, name: str, *, branch: bool) -> Self:
         def step(base: TableMetadata) -> list[TableUpdate]:
             ref = base.refs.get(name)
             if ref is None or ref.is_branch != branch:
@@ -157,15 +174,15 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def remove_branch(self, name: str) -> ManageSnapshots:
+    def remove_branch(self, branch_name: str) -> Self:
         """Remove a branch (never ``main``)."""
-        return self._remove(name, branch=True)
+        return self._remove(branch_name, branch=True)
 
-    def remove_tag(self, name: str) -> ManageSnapshots:
+    def remove_tag(self, tag_name: str) -> Self:
         """Remove a tag."""
-        return self._remove(name, branch=False)
+        return self._remove(tag_name, branch=False)
 
-    def rename_branch(self, name: str, new_name: str) -> ManageSnapshots:
+    def rename_branch(self, name: str, new_name: str) -> Self:
         """Rename a branch (never ``main``)."""
 
         def step(base: TableMetadata) -> list[TableUpdate]:
@@ -181,7 +198,7 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def fast_forward(self, branch: str, to: str) -> ManageSnapshots:
+    def fast_forward(self, branch: str, to: str) -> Self:
         """Move ``branch`` to the head of ``to`` when ``branch``'s head is an ancestor of it."""
 
         def step(base: TableMetadata) -> list[TableUpdate]:
@@ -206,14 +223,31 @@ class ManageSnapshots(PendingUpdate):
         new = SnapshotRef.branch(snapshot_id) if ref is None else replace(ref, snapshot_id=snapshot_id)
         return [SetSnapshotRef(MAIN_BRANCH, new)]
 
-    def set_current_snapshot(self, snapshot_id: int) -> ManageSnapshots:
-        """Make any snapshot of the table current."""
-        self._steps.append(
-            lambda base: self._set_main(base, _snapshot(base, snapshot_id, self._name).snapshot_id)
-        )
+    def set_current_snapshot(self, snapshot_id: int | None = None, ref_name: str | None = None) -> Self:
+        """Make any snapshot of the table current: by id, or the one a branch or tag names (PyIceberg's).
+
+        Raises:
+            ValidationError: neither or both of ``snapshot_id`` and ``ref_name`` are given;
+                (at commit) ``ref_name`` names no ref.
+        """
+        if snapshot_id is not None and ref_name is None:
+            target = snapshot_id
+            self._steps.append(lambda base: self._set_main(base, _snapshot(base, target, self._name).snapshot_id))
+        elif ref_name is not None and snapshot_id is None:
+            name = ref_name
+
+            def by_ref(base: TableMetadata) -> list[TableUpdate]:
+                ref = base.refs.get(name)
+                if ref is None:
+                    raise ValidationError(f"Ref {name} does not exist in table {self._name}")
+                return self._set_main(base, ref.snapshot_id)
+
+            self._steps.append(by_ref)
+        else:
+            raise ValidationError("set_current_snapshot: give either snapshot_id or ref_name, not both")
         return self
 
-    def rollback_to_snapshot(self, snapshot_id: int) -> ManageSnapshots:
+    def rollback_to_snapshot(self, snapshot_id: int) -> Self:
         """Make an ancestor of the current snapshot current.
 
         Raises (at commit):
@@ -232,7 +266,7 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def rollback_to_timestamp(self, timestamp_ms: int) -> ManageSnapshots:
+    def rollback_to_timestamp(self, timestamp_ms: int) -> Self:
         """Make current the newest ancestor of the current snapshot created before ``timestamp_ms``."""
 
         def step(base: TableMetadata) -> list[TableUpdate]:
@@ -246,7 +280,7 @@ class ManageSnapshots(PendingUpdate):
         self._steps.append(step)
         return self
 
-    def cherry_pick(self, snapshot_id: int) -> ManageSnapshots:
+    def cherry_pick(self, snapshot_id: int) -> Self:
         """Apply a snapshot's changes to ``main``: fast-forward when its parent is current, else re-append its files."""
         pick = CherryPick(self._table, snapshot_id)
         self._picks.append(pick)

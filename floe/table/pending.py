@@ -15,6 +15,8 @@ from floe.spec.table_metadata import TableMetadata
 from floe.spec.updates import TableUpdate
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -60,7 +62,7 @@ class PendingUpdate(ABC):
         else:
             self._table.transaction()._stage(self).commit_transaction()
 
-    def __enter__(self) -> PendingUpdate:  # noqa: PYI034 - Python 3.10 has no typing.Self
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:

@@ -39,6 +39,8 @@ from floe.table.summary import SummaryBuilder
 from floe.table.validation import snapshots_since, validate_files_still_exist, validate_no_conflicting_files
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -73,7 +75,7 @@ class FastAppend(SnapshotProducer):
         self._files: list[DataFile] = []
         self._new: list[ManifestFile] | None = None
 
-    def append_file(self, data_file: DataFile) -> FastAppend:
+    def append_file(self, data_file: DataFile) -> Self:
         """Add a data file (its ``spec_id`` names the partition spec it was written with)."""
         if data_file.content != FileContent.DATA:
             raise ValidationError(f"Cannot append delete file {data_file.file_path}; use a row delta")
@@ -81,7 +83,7 @@ class FastAppend(SnapshotProducer):
         self._new = None
         return self
 
-    def append_files(self, data_files: Iterable[DataFile]) -> FastAppend:
+    def append_files(self, data_files: Iterable[DataFile]) -> Self:
         for f in data_files:
             self.append_file(f)
         return self
@@ -196,37 +198,37 @@ class _MergingProducer(SnapshotProducer):
         self._delete_filter = e if self._delete_filter is None else or_(self._delete_filter, e)
         self._filtered.clear()
 
-    def set(self, key: str, value: str) -> _MergingProducer:
+    def set(self, key: str, value: str) -> Self:
         super().set(key, value)
         return self
 
-    def case_sensitive(self, case_sensitive: bool) -> _MergingProducer:
+    def case_sensitive(self, case_sensitive: bool) -> Self:
         """Whether filter column names match case-sensitively (default True)."""
         self._case_sensitive = case_sensitive
         self._filtered.clear()
         return self
 
-    def validate_from_snapshot(self, snapshot_id: int | None) -> _MergingProducer:
+    def validate_from_snapshot(self, snapshot_id: int | None) -> Self:
         """Check for conflicts with every commit after ``snapshot_id`` (default: the branch head at creation)."""
         self._starting_snapshot_id = snapshot_id
         return self
 
-    def conflict_detection_filter(self, expr: BooleanExpression | str) -> _MergingProducer:
+    def conflict_detection_filter(self, expr: BooleanExpression | str) -> Self:
         """Only files that may match ``expr`` count as conflicts."""
         self._conflict_filter = _expr(expr)
         return self
 
-    def validate_no_conflicting_data(self) -> _MergingProducer:
+    def validate_no_conflicting_data(self) -> Self:
         """Fail if a concurrent commit added data files matching the conflict filter."""
         self._check_conflicting_data = True
         return self
 
-    def validate_no_conflicting_deletes(self) -> _MergingProducer:
+    def validate_no_conflicting_deletes(self) -> Self:
         """Fail if a concurrent commit added delete files matching the conflict filter."""
         self._check_conflicting_deletes = True
         return self
 
-    def skip_validation(self) -> _MergingProducer:
+    def skip_validation(self) -> Self:
         """Commit without any conflict checks (last writer wins; only for single-writer tables)."""
         self._check_conflicting_data = self._check_conflicting_deletes = False
         self._check_deleted_still_exist = False
@@ -434,14 +436,14 @@ class _MergingProducer(SnapshotProducer):
 class MergeAppend(_MergingProducer):
     """Append files, merging small manifests (``commit.manifest-merge.enabled``, default true)."""
 
-    def append_file(self, data_file: DataFile) -> MergeAppend:
+    def append_file(self, data_file: DataFile) -> Self:
         """Add a data file."""
         if data_file.content != FileContent.DATA:
             raise ValidationError(f"Cannot append delete file {data_file.file_path}; use a row delta")
         self._add(data_file)
         return self
 
-    def append_files(self, data_files: Iterable[DataFile]) -> MergeAppend:
+    def append_files(self, data_files: Iterable[DataFile]) -> Self:
         for f in data_files:
             self.append_file(f)
         return self
@@ -459,16 +461,16 @@ class Overwrite(_MergingProducer):
 
     _checks_conflicts_by_default = True
 
-    def overwrite_by_filter(self, expr: BooleanExpression | str) -> Overwrite:
+    def overwrite_by_filter(self, expr: BooleanExpression | str) -> Self:
         """Delete every file whose rows all match ``expr`` (a file only partly matching is an error)."""
         self._remove_by_filter(expr)
         return self
 
-    def add_file(self, data_file: DataFile) -> Overwrite:
+    def add_file(self, data_file: DataFile) -> Self:
         self._add(data_file)
         return self
 
-    def delete_file(self, data_file: DataFile | str) -> Overwrite:
+    def delete_file(self, data_file: DataFile | str) -> Self:
         self._remove(data_file)
         return self
 
@@ -500,7 +502,7 @@ class ReplacePartitions(_MergingProducer):
         super().__init__(table, transaction, branch=branch)
         self._replace_partitions = True
 
-    def add_file(self, data_file: DataFile) -> ReplacePartitions:
+    def add_file(self, data_file: DataFile) -> Self:
         if data_file.content != FileContent.DATA:
             raise ValidationError(f"Cannot replace partitions with delete file {data_file.file_path}")
         self._add(data_file)
@@ -514,12 +516,12 @@ class ReplacePartitions(_MergingProducer):
 class DeleteFiles(_MergingProducer):
     """Delete whole files by name or by a row filter every row of a file must match."""
 
-    def delete_file(self, data_file: DataFile | str) -> DeleteFiles:
+    def delete_file(self, data_file: DataFile | str) -> Self:
         """Delete a file (conflict if a concurrent commit removed it first)."""
         self._remove(data_file)
         return self
 
-    def delete_from_row_filter(self, expr: BooleanExpression | str) -> DeleteFiles:
+    def delete_from_row_filter(self, expr: BooleanExpression | str) -> Self:
         """Delete every file whose rows all match ``expr``; files added concurrently that match conflict."""
         self._remove_by_filter(expr)
         self._check_conflicting_data = True
@@ -538,7 +540,7 @@ class RewriteFiles(_MergingProducer):
         added: Iterable[DataFile],
         *,
         data_sequence_number: int | None = None,
-    ) -> RewriteFiles:
+    ) -> Self:
         """Swap ``deleted`` for ``added``; ``data_sequence_number`` keeps older deletes applying to new files."""
         for f in deleted:
             self._remove(f)
@@ -548,11 +550,11 @@ class RewriteFiles(_MergingProducer):
             self._data_sequence_number = data_sequence_number
         return self
 
-    def delete_file(self, data_file: DataFile | str) -> RewriteFiles:
+    def delete_file(self, data_file: DataFile | str) -> Self:
         self._remove(data_file)
         return self
 
-    def add_file(self, data_file: DataFile) -> RewriteFiles:
+    def add_file(self, data_file: DataFile) -> Self:
         self._add(data_file)
         return self
 
@@ -581,36 +583,36 @@ class RewriteFiles(_MergingProducer):
 class RowDelta(_MergingProducer):
     """Add data files and delete files together (merge-on-read updates, deletes and merges)."""
 
-    def add_rows(self, data_file: DataFile) -> RowDelta:
+    def add_rows(self, data_file: DataFile) -> Self:
         """Add a data file."""
         if data_file.content != FileContent.DATA:
             raise ValidationError(f"{data_file.file_path} is a delete file; use add_deletes")
         self._add(data_file)
         return self
 
-    def add_deletes(self, delete_file: DataFile) -> RowDelta:
+    def add_deletes(self, delete_file: DataFile) -> Self:
         """Add a position or equality delete file."""
         if delete_file.content == FileContent.DATA:
             raise ValidationError(f"{delete_file.file_path} is a data file; use add_rows")
         self._add(delete_file)
         return self
 
-    def remove_deletes(self, delete_file: DataFile | str) -> RowDelta:
+    def remove_deletes(self, delete_file: DataFile | str) -> Self:
         """Remove a delete file (e.g. one replaced by a newer deletion vector)."""
         self._remove(delete_file)
         return self
 
-    def validate_data_files_exist(self, paths: Iterable[str]) -> RowDelta:
+    def validate_data_files_exist(self, paths: Iterable[str]) -> Self:
         """Fail if a concurrent commit removed one of these data files (the new deletes reference them)."""
         self._validate_data_exist |= set(paths)
         return self
 
-    def validate_no_conflicting_data_files(self) -> RowDelta:
+    def validate_no_conflicting_data_files(self) -> Self:
         """Fail if a concurrent commit added data files matching the conflict filter."""
         self._check_conflicting_data = True
         return self
 
-    def validate_no_conflicting_delete_files(self) -> RowDelta:
+    def validate_no_conflicting_delete_files(self) -> Self:
         """Fail if a concurrent commit added delete files matching the conflict filter."""
         self._check_conflicting_deletes = True
         return self

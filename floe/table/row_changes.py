@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Protocol
 from floe.errors import UnsupportedError, ValidationError
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
 
 __all__ = ["Clause", "MergeBuilder", "RowLevelEngine", "UpsertResult", "register_row_level_engine", "row_level_engine"]
@@ -47,14 +50,14 @@ class UpsertResult:
 class RowLevelEngine(Protocol):
     """What the Spark side provides (floe.spark.row_level registers one)."""
 
-    def delete(self, table: Table, condition: str | None, *, spark: object | None) -> bool: ...
+    def delete(self, table: Table, condition: str | None, *, spark: SparkSession | None) -> bool: ...
 
-    def update(self, table: Table, assignments: Mapping[str, str], condition: str | None, *, spark: object | None) -> bool: ...
+    def update(self, table: Table, assignments: Mapping[str, str], condition: str | None, *, spark: SparkSession | None) -> bool: ...
 
-    def merge(self, table: Table, source: object, on: str, clauses: Sequence[Clause], *, target_alias: str,
+    def merge(self, table: Table, source: DataFrame, on: str, clauses: Sequence[Clause], *, target_alias: str,
               source_alias: str) -> bool: ...
 
-    def upsert(self, table: Table, source: object, join_cols: Sequence[str], *, update: bool, insert: bool) -> UpsertResult: ...
+    def upsert(self, table: Table, source: DataFrame, join_cols: Sequence[str], *, update: bool, insert: bool) -> UpsertResult: ...
 
 
 _ENGINE: list[RowLevelEngine] = []
@@ -79,7 +82,7 @@ def row_level_engine() -> RowLevelEngine:
 class MergeBuilder:
     """``table.merge(source, on=...)``: add WHEN clauses, then :meth:`execute`."""
 
-    def __init__(self, table: Table, source: object, on: str | Sequence[str], *, target_alias: str = "t",
+    def __init__(self, table: Table, source: DataFrame, on: str | Sequence[str], *, target_alias: str = "t",
                  source_alias: str = "s") -> None:
         self._table = table
         self._source = source
@@ -102,33 +105,33 @@ class MergeBuilder:
     def _all(self) -> dict[str, str]:
         return {c: f"{self._s}.`{c}`" for c in self._source_columns()}
 
-    def _add(self, match: str, action: str, condition: str | None, values: Mapping[str, str] | None = None) -> MergeBuilder:
+    def _add(self, match: str, action: str, condition: str | None, values: Mapping[str, str] | None = None) -> Self:
         self._clauses.append(Clause(match, action, condition, dict(values or {})))
         return self
 
-    def when_matched_update(self, values: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
+    def when_matched_update(self, values: Mapping[str, str], *, condition: str | None = None) -> Self:
         return self._add("matched", "update", condition, values)
 
-    def when_matched_update_all(self, *, condition: str | None = None) -> MergeBuilder:
+    def when_matched_update_all(self, *, condition: str | None = None) -> Self:
         return self._add("matched", "update", condition, self._all())
 
-    def when_matched_delete(self, *, condition: str | None = None) -> MergeBuilder:
+    def when_matched_delete(self, *, condition: str | None = None) -> Self:
         return self._add("matched", "delete", condition)
 
-    def when_not_matched_insert(self, values: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
+    def when_not_matched_insert(self, values: Mapping[str, str], *, condition: str | None = None) -> Self:
         return self._add("not_matched", "insert", condition, values)
 
-    def when_not_matched_insert_all(self, *, condition: str | None = None) -> MergeBuilder:
+    def when_not_matched_insert_all(self, *, condition: str | None = None) -> Self:
         names = [f.name for f in self._table.schema().fields]
         missing = [n for n in names if n not in self._source_columns()]
         if missing:
             raise ValidationError(f"MERGE into table {self._table.name()}: insert all needs source column {missing[0]!r}")
         return self._add("not_matched", "insert", condition, self._all())
 
-    def when_not_matched_by_source_update(self, values: Mapping[str, str], *, condition: str | None = None) -> MergeBuilder:
+    def when_not_matched_by_source_update(self, values: Mapping[str, str], *, condition: str | None = None) -> Self:
         return self._add("not_matched_by_source", "update", condition, values)
 
-    def when_not_matched_by_source_delete(self, *, condition: str | None = None) -> MergeBuilder:
+    def when_not_matched_by_source_delete(self, *, condition: str | None = None) -> Self:
         return self._add("not_matched_by_source", "delete", condition)
 
     def execute(self) -> bool:

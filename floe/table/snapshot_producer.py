@@ -31,6 +31,8 @@ from floe.table.pending import PendingUpdate
 from floe.table.summary import SummaryBuilder
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -70,7 +72,7 @@ class SnapshotProducer(PendingUpdate):
         """The id the new snapshot will have."""
         return self._snapshot_id
 
-    def set(self, key: str, value: str) -> SnapshotProducer:
+    def set(self, key: str, value: str) -> Self:
         """Add a property to the snapshot summary; ``wap.id`` also stages the snapshot (write-audit-publish:
         it is added without moving the branch, to be published later by its id)."""
         self._extra[str(key)] = str(value)
@@ -78,7 +80,7 @@ class SnapshotProducer(PendingUpdate):
             self.stage_only()
         return self
 
-    def stage_only(self) -> SnapshotProducer:
+    def stage_only(self) -> Self:
         """Add the snapshot without moving the branch (write-audit-publish; cherry-pick it later)."""
         self._stage_only = True
         return self

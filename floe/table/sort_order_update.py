@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING
 
 from floe.spec.sort_order import NullOrder, SortDirection, SortOrder, SortOrderBuilder
 from floe.spec.table_metadata import TableMetadata
+from floe.spec.transforms import Transform
 from floe.spec.updates import LAST_ADDED, AddSortOrder, SetDefaultSortOrder, TableUpdate
 from floe.table.pending import PendingUpdate
-from floe.transforms import Transform
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -29,14 +31,14 @@ class ReplaceSortOrder(PendingUpdate):
 
     def asc(
         self, column: str, transform: Transform | None = None, null_order: NullOrder = NullOrder.NULLS_FIRST
-    ) -> ReplaceSortOrder:
+    ) -> Self:
         """Sort ascending by ``transform(column)`` (identity by default)."""
         self._keys.append((column, transform, SortDirection.ASC, null_order))
         return self
 
     def desc(
         self, column: str, transform: Transform | None = None, null_order: NullOrder = NullOrder.NULLS_LAST
-    ) -> ReplaceSortOrder:
+    ) -> Self:
         """Sort descending by ``transform(column)``."""
         self._keys.append((column, transform, SortDirection.DESC, null_order))
         return self

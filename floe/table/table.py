@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.expressions.base import BooleanExpression
@@ -47,9 +47,17 @@ from floe.table.update_schema import UpdateSchema
 from floe.table.update_spec import UpdateSpec
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
     from floe.catalog.base import Catalog
 
-__all__ = ["WRITER_MODULE", "Table"]
+__all__ = ["WRITER_MODULE", "RowData", "Table", "WriteData"]
+
+# What the writer (floe.write) takes: Arrow data written in this process, or a Spark DataFrame written by Spark.
+RowData: TypeAlias = "pa.Table | pa.RecordBatch | DataFrame"
+# What append/overwrite take: rows, or DataFile descriptors of files already written (committed as they are).
+WriteData: TypeAlias = "RowData | DataFile | list[DataFile] | tuple[DataFile, ...]"
 
 # The data-writing seam: floe.write must define ``append(table, data, *, snapshot_properties, branch)``
 # (and ``overwrite(...)``) that write files for Arrow tables / Spark DataFrames and commit them.
@@ -230,7 +238,7 @@ class Table:
 
     def append(
         self,
-        data: Iterable[DataFile] | Any,
+        data: WriteData,
         *,
         snapshot_properties: Mapping[str, str] | None = None,
         branch: str | None = None,
@@ -238,7 +246,8 @@ class Table:
         """Append rows: DataFile descriptors are committed directly; data goes through :mod:`floe.write`.
 
         Args:
-            data: DataFile descriptors of files already written, or a pyarrow Table / Spark DataFrame.
+            data: a pyarrow Table or RecordBatch, a Spark DataFrame, or DataFile descriptors (one, or a list
+                or tuple) of files already written.
             snapshot_properties: extra snapshot summary properties.
             branch: commit to this branch instead of ``main``.
 
@@ -261,7 +270,7 @@ class Table:
 
     def overwrite(
         self,
-        data: Iterable[DataFile] | Any,
+        data: WriteData,
         overwrite_filter: BooleanExpression | str | None = None,
         *,
         filter: BooleanExpression | str | None = None,
@@ -301,19 +310,20 @@ class Table:
 
     def dynamic_partition_overwrite(
         self,
-        data: Any,
+        data: RowData,
         *,
         snapshot_properties: Mapping[str, str] | None = None,
         branch: str | None = None,
     ) -> Table:
-        """Replace every partition ``data`` (a pyarrow Table or Spark DataFrame) has rows in, via :mod:`floe.write`."""
+        """Replace every partition ``data`` (a pyarrow Table/RecordBatch or Spark DataFrame) has rows in, via
+        :mod:`floe.write`."""
         written: Table = _writer("dynamic_partition_overwrite")(
             self, data, snapshot_properties=snapshot_properties, branch=branch
         )
         return written
 
     # -- row-level changes (run on Spark: floe.table.row_changes) -----------------------------------
-    def delete(self, filter: str | None = None, *, spark: object | None = None) -> bool:
+    def delete(self, filter: str | None = None, *, spark: SparkSession | None = None) -> bool:
         """Delete the rows matching ``filter`` (Spark SQL; None: every row); returns whether anything changed.
 
         Whole files that match go without reading them; others are rewritten or get position deletes, per
@@ -321,11 +331,13 @@ class Table:
         """
         return row_level_engine().delete(self, filter, spark=spark)
 
-    def update(self, set: Mapping[str, str], where: str | None = None, *, spark: object | None = None) -> bool:
+    def update(
+        self, set: Mapping[str, str], where: str | None = None, *, spark: SparkSession | None = None
+    ) -> bool:
         """Set columns (name -> Spark SQL value, e.g. ``{"amount": "amount * 2"}``) on rows matching ``where``."""
         return row_level_engine().update(self, set, where, spark=spark)
 
-    def merge(self, source: object, on: str | Sequence[str], *, target_alias: str = "t",
+    def merge(self, source: DataFrame, on: str | Sequence[str], *, target_alias: str = "t",
               source_alias: str = "s") -> MergeBuilder:
         """``MERGE INTO`` this table from a DataFrame: add ``when_*`` clauses, then ``execute()``.
 
@@ -333,7 +345,7 @@ class Table:
         """
         return MergeBuilder(self, source, on, target_alias=target_alias, source_alias=source_alias)
 
-    def upsert(self, df: object, join_cols: Sequence[str] | None = None, *, when_matched_update_all: bool = True,
+    def upsert(self, df: DataFrame, join_cols: Sequence[str] | None = None, *, when_matched_update_all: bool = True,
                when_not_matched_insert_all: bool = True) -> UpsertResult:
         """PyIceberg's upsert: update rows whose key matches and whose other columns differ, insert the rest.
 
@@ -361,9 +373,9 @@ class Table:
         self.manage_snapshots().rollback_to_timestamp(timestamp_ms).commit()
         return self
 
-    def set_current_snapshot(self, snapshot_id: int) -> Table:
-        """Make any snapshot current (not only ancestors)."""
-        self.manage_snapshots().set_current_snapshot(snapshot_id).commit()
+    def set_current_snapshot(self, snapshot_id: int | None = None, ref_name: str | None = None) -> Table:
+        """Make any snapshot current (not only ancestors): by id, or the one a branch or tag names."""
+        self.manage_snapshots().set_current_snapshot(snapshot_id, ref_name).commit()
         return self
 
     def cherry_pick(self, snapshot_id: int) -> Table:
@@ -387,6 +399,10 @@ class Table:
         """Replace the default sort order: ``table.replace_sort_order().asc("id").commit()``."""
         return ReplaceSortOrder(self, case_sensitive=case_sensitive)
 
+    def update_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
+        """PyIceberg's spelling of :meth:`replace_sort_order`: ``with table.update_sort_order() as u: u.asc("id")``."""
+        return self.replace_sort_order(case_sensitive=case_sensitive)
+
     def set_properties(self, properties: Mapping[str, str] | None = None, **kwargs: str) -> Table:
         """Set table properties."""
         self.transaction().set_properties(properties, **kwargs).commit_transaction()
@@ -398,7 +414,7 @@ class Table:
         return self
 
 
-def _as_data_files(data: object) -> list[DataFile] | None:
+def _as_data_files(data: WriteData) -> list[DataFile] | None:
     if isinstance(data, DataFile):
         return [data]
     if isinstance(data, (list, tuple)) and all(isinstance(d, DataFile) for d in data):

@@ -183,6 +183,18 @@ class Transaction:
         """Replace the default sort order inside this transaction."""
         return ReplaceSortOrder(self._view(), self, case_sensitive=case_sensitive)
 
+    def update_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
+        """PyIceberg's spelling of :meth:`replace_sort_order`."""
+        return self.replace_sort_order(case_sensitive=case_sensitive)
+
+    def upgrade_table_version(self, format_version: int) -> Transaction:
+        """Upgrade the table's format version (PyIceberg's spelling of ``set_properties(format-version=...)``).
+
+        Raises:
+            ValidationError: a downgrade. UnsupportedError: an unknown format version.
+        """
+        return self.set_properties({P.FORMAT_VERSION: str(format_version)})
+
     def manage_snapshots(self) -> ManageSnapshots:
         """Branches, tags, rollback and cherry-pick inside this transaction."""
         return ManageSnapshots(self._view(), self)

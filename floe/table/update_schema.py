@@ -19,6 +19,8 @@ from floe.spec.updates import LAST_ADDED, AddSchema, SetCurrentSchema, TableUpda
 from floe.table.pending import PendingUpdate
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -159,7 +161,7 @@ class UpdateSchema(PendingUpdate):
         field_type: IcebergType,
         doc: str | None = None,
         required: bool = False,
-    ) -> UpdateSchema:
+    ) -> Self:
         """Add a column; ``path`` may be ``("parent", "child")`` or ``"parent.child"`` for nested fields.
 
         A required column needs ``allow_incompatible_changes`` (existing rows have no value for it).
@@ -187,7 +189,7 @@ class UpdateSchema(PendingUpdate):
         self._ops.append(op)
         return self
 
-    def drop_column(self, name: str) -> UpdateSchema:
+    def drop_column(self, name: str) -> Self:
         """Drop a column (not an identifier field, not a source of the current partition spec or sort order)."""
 
         def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
@@ -208,11 +210,11 @@ class UpdateSchema(PendingUpdate):
         self._ops.append(op)
         return self
 
-    def delete_column(self, name: str) -> UpdateSchema:
+    def delete_column(self, name: str) -> Self:
         """PyIceberg's name for :meth:`drop_column`."""
         return self.drop_column(name)
 
-    def rename_column(self, name: str, new_name: str) -> UpdateSchema:
+    def rename_column(self, name: str, new_name: str) -> Self:
         """Rename a column (data files keep working: columns are matched by id)."""
 
         def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
@@ -243,7 +245,7 @@ class UpdateSchema(PendingUpdate):
         field_type: IcebergType | None = None,
         required: bool | None = None,
         doc: str | None = None,
-    ) -> UpdateSchema:
+    ) -> Self:
         """Promote a column's type (int->long, float->double, wider decimal), change nullability or doc.
 
         Raises (at commit):
@@ -279,14 +281,14 @@ class UpdateSchema(PendingUpdate):
         self._ops.append(op)
         return self
 
-    def make_column_optional(self, name: str) -> UpdateSchema:
+    def make_column_optional(self, name: str) -> Self:
         """Allow nulls in a column."""
         return self.update_column(name, required=False)
 
-    def update_column_doc(self, name: str, doc: str) -> UpdateSchema:
+    def update_column_doc(self, name: str, doc: str) -> Self:
         return self.update_column(name, doc=doc)
 
-    def _move(self, name: str, place: Callable[[list[int], int], None]) -> UpdateSchema:
+    def _move(self, name: str, place: Callable[[list[int], int], None]) -> Self:
         def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
             f = self._find(schema, name)
             ids = tree.children[self._owner_of(tree, f.field_id)]
@@ -296,11 +298,11 @@ class UpdateSchema(PendingUpdate):
         self._ops.append(op)
         return self
 
-    def move_first(self, name: str) -> UpdateSchema:
+    def move_first(self, name: str) -> Self:
         """Move a column to the start of its struct."""
         return self._move(name, lambda ids, fid: ids.insert(0, fid))
 
-    def _relative(self, name: str, other: str, offset: int) -> UpdateSchema:
+    def _relative(self, name: str, other: str, offset: int) -> Self:
         holder: dict[str, int] = {}
 
         def resolve(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
@@ -316,15 +318,15 @@ class UpdateSchema(PendingUpdate):
         self._ops.append(resolve)
         return self._move(name, lambda ids, fid: ids.insert(ids.index(holder["other"]) + offset, fid))
 
-    def move_before(self, name: str, other: str) -> UpdateSchema:
+    def move_before(self, name: str, other: str) -> Self:
         """Move a column just before another column of the same struct."""
         return self._relative(name, other, 0)
 
-    def move_after(self, name: str, other: str) -> UpdateSchema:
+    def move_after(self, name: str, other: str) -> Self:
         """Move a column just after another column of the same struct."""
         return self._relative(name, other, 1)
 
-    def set_identifier_fields(self, *names: str) -> UpdateSchema:
+    def set_identifier_fields(self, *names: str) -> Self:
         """Set the row identifier columns (required primitive columns, not inside lists or maps)."""
 
         def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 from floe.errors import ValidationError
 from floe.spec.partitioning import PartitionField, PartitionSpec, default_partition_name
 from floe.spec.table_metadata import TableMetadata
+from floe.spec.transforms import IdentityTransform, Transform, VoidTransform, parse_transform
 from floe.spec.updates import LAST_ADDED, AddPartitionSpec, SetDefaultSpec, TableUpdate
 from floe.table.pending import PendingUpdate
-from floe.transforms import IdentityTransform, Transform, VoidTransform, parse_transform
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; only read by type checkers here
+
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
@@ -42,7 +44,7 @@ class UpdateSpec(PendingUpdate):
 
     def add_field(
         self, source: str, transform: Transform | str | None = None, name: str | None = None
-    ) -> UpdateSpec:
+    ) -> Self:
         """Partition new data by ``transform(source)`` (identity by default); ``name`` defaults to Java's."""
         t = parse_transform(transform) if isinstance(transform, str) else (transform or IdentityTransform())
 
@@ -79,11 +81,11 @@ class UpdateSpec(PendingUpdate):
         self._ops.append(op)
         return self
 
-    def add_identity(self, source: str) -> UpdateSpec:
+    def add_identity(self, source: str) -> Self:
         """Partition new data by the value of ``source``."""
         return self.add_field(source, IdentityTransform())
 
-    def remove_field(self, name: str) -> UpdateSpec:
+    def remove_field(self, name: str) -> Self:
         """Stop partitioning new data by a field (v1: it becomes ``void``)."""
 
         def op(fields: list[PartitionField], base: TableMetadata, counter: list[int]) -> None:
@@ -97,7 +99,7 @@ class UpdateSpec(PendingUpdate):
         self._ops.append(op)
         return self
 
-    def rename_field(self, name: str, new_name: str) -> UpdateSpec:
+    def rename_field(self, name: str, new_name: str) -> Self:
         """Rename a partition field."""
 
         def op(fields: list[PartitionField], base: TableMetadata, counter: list[int]) -> None:

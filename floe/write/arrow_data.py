@@ -94,7 +94,7 @@ def conform(data: Data, arrow_schema: pa.Schema, schema: Schema, *, table_name: 
 
 
 def to_floe_value(value: pa.Scalar, t: IcebergType) -> Any:
-    """One Arrow scalar in Floe's value representation (floe.transforms.base) for type ``t``."""
+    """One Arrow scalar in Floe's value representation (floe.spec.transforms.base) for type ``t``."""
     if not value.is_valid:
         return None
     if isinstance(t, DateType):

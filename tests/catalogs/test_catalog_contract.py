@@ -36,7 +36,8 @@ def test_namespace_lifecycle_create_list_drop_roundtrips(props: dict[str, str]) 
     cat.create_namespace(("db", "inner"))
     assert ("db",) in cat.list_namespaces()
     assert cat.list_namespaces("db") == [("db", "inner")]
-    assert cat.namespace_exists("db") and not cat.namespace_exists("nope")
+    assert cat.namespace_exists("db")
+    assert not cat.namespace_exists("nope")
     with pytest.raises(NamespaceAlreadyExistsError):
         cat.create_namespace("db")
     cat.create_namespace_if_not_exists("db")
@@ -61,7 +62,8 @@ def test_namespace_properties_sql_catalog_stores_and_updates(props: dict[str, st
     summary = cat.update_namespace_properties(
         "db", removals=["k", "missing"], updates={"owner": "you", "n": "1"}
     )
-    assert summary.removed == ["k"] and summary.missing == ["missing"]
+    assert summary.removed == ["k"]
+    assert summary.missing == ["missing"]
     assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1"}
 
 
@@ -71,7 +73,8 @@ def test_table_lifecycle_create_load_list_drop(props: dict[str, str], schema: Sc
     table = cat.create_table("db.t", schema, properties={"owner": "x"})
     assert table.metadata.format_version == 2
     assert table.properties["owner"] == "x"
-    assert cat.table_exists("db.t") and not cat.table_exists("db.other")
+    assert cat.table_exists("db.t")
+    assert not cat.table_exists("db.other")
     assert cat.list_tables("db") == [("db", "t")]
     with pytest.raises(TableAlreadyExistsError):
         cat.create_table("db.t", schema)
@@ -97,7 +100,8 @@ def test_create_table_pyarrow_schema_assigns_field_ids(props: dict[str, str]) ->
     table = cat.create_table("db.arrow", arrow)
     s = table.schema()
     assert [f.name for f in s.fields] == ["a", "b"]
-    assert s.find_field("a").required and s.highest_field_id == 3
+    assert s.find_field("a").required
+    assert s.highest_field_id == 3
 
 
 def test_append_and_load_reads_rows_and_history(props: dict[str, str], schema: Schema) -> None:
@@ -109,7 +113,8 @@ def test_append_and_load_reads_rows_and_history(props: dict[str, str], schema: S
             [write_data_file(table, [{"id": i, "data": "x", "p": 1}, {"id": i + 10, "data": None, "p": 2}])]
         )
     loaded = cat.load_table("db.t")
-    assert len(loaded.snapshots()) == 3 and len(loaded.history()) == 3
+    assert len(loaded.snapshots()) == 3
+    assert len(loaded.history()) == 3
     assert loaded.current_snapshot() is not None
     assert loaded.current_snapshot().summary["total-records"] == "6"
     assert row_count(loaded) == 6
@@ -128,7 +133,8 @@ def test_drop_table_purge_deletes_files(props: dict[str, str], schema: Schema, t
     manifest_list = table.current_snapshot().manifest_list
     cat.drop_table("db.t", purge=True)
     # floe serve deletes only inside the table's folder: a remote client's metadata may name any file
-    assert not table.io.exists(f.file_path) and outside.exists() == (props["type"] == "rest")
+    assert not table.io.exists(f.file_path)
+    assert outside.exists() == (props["type"] == "rest")
     assert not table.io.exists(manifest_list)
     assert not table.io.exists(table.metadata_location)
 
@@ -157,7 +163,8 @@ def test_rename_table_moves_entry_or_is_unsupported(props: dict[str, str], schem
         return
     renamed = cat.rename_table("db.t", "db2.u")
     assert renamed.identifier == ("db2", "u")
-    assert cat.list_tables("db") == [] and cat.list_tables("db2") == [("db2", "u")]
+    assert cat.list_tables("db") == []
+    assert cat.list_tables("db2") == [("db2", "u")]
     with pytest.raises(NoSuchTableError):
         cat.rename_table("db.t", "db2.v")
 

@@ -9,7 +9,8 @@ import pytest
 
 import floe
 from floe.catalog import HadoopCatalog, SqlCatalog
-from floe.config import open_catalog, resolve_catalog_properties
+from floe.catalog.loader import open_catalog
+from floe.config import resolve_catalog_properties
 from floe.errors import UnsupportedError, ValidationError
 
 
@@ -28,7 +29,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_load_catalog_infers_type_from_uri_or_warehouse(isolated: Path) -> None:
     sql = floe.load_catalog("a", uri=f"sqlite:///{isolated}/c.db", warehouse=str(isolated))
     hadoop = floe.load_catalog("b", warehouse=str(isolated / "wh"))
-    assert isinstance(sql, SqlCatalog) and sql.name == "a"
+    assert isinstance(sql, SqlCatalog)
+    assert sql.name == "a"
     assert isinstance(hadoop, HadoopCatalog)
 
 
@@ -38,29 +40,35 @@ def test_load_catalog_by_name_from_environment(isolated: Path, monkeypatch: pyte
     monkeypatch.setenv("FLOE_CATALOG__PROD__S3__ENDPOINT", "http://localhost:9000")
     monkeypatch.setenv("FLOE_CATALOG__PROD__WAREHOUSE", str(isolated))
     name, props = resolve_catalog_properties("prod")
-    assert name == "prod" and props["s3.endpoint"] == "http://localhost:9000"
+    assert name == "prod"
+    assert props["s3.endpoint"] == "http://localhost:9000"
     cat = floe.load_catalog("prod")
-    assert isinstance(cat, SqlCatalog) and cat.properties["uri"].endswith("env.db")
+    assert isinstance(cat, SqlCatalog)
+    assert cat.properties["uri"].endswith("env.db")
 
 
 def test_load_catalog_by_name_from_toml_file_keywords_win(isolated: Path) -> None:
     (isolated / "floe.toml").write_text(f'[catalog.local]\ntype = "hadoop"\nwarehouse = "{isolated}/wh"\n')
     cat = floe.load_catalog("local")
-    assert isinstance(cat, HadoopCatalog) and cat.warehouse == f"{isolated}/wh"
+    assert isinstance(cat, HadoopCatalog)
+    assert cat.warehouse == f"{isolated}/wh"
     override = floe.load_catalog("local", warehouse=str(isolated / "other"))
-    assert isinstance(override, HadoopCatalog) and override.warehouse == str(isolated / "other")
+    assert isinstance(override, HadoopCatalog)
+    assert override.warehouse == str(isolated / "other")
 
 
 def test_load_catalog_environment_over_file(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (isolated / "floe.toml").write_text(f'[catalog.local]\ntype = "hadoop"\nwarehouse = "{isolated}/file"\n')
     monkeypatch.setenv("FLOE_CATALOG__LOCAL__WAREHOUSE", str(isolated / "env"))
     cat = floe.load_catalog("local")
-    assert isinstance(cat, HadoopCatalog) and cat.warehouse == str(isolated / "env")
+    assert isinstance(cat, HadoopCatalog)
+    assert cat.warehouse == str(isolated / "env")
 
 
 def test_load_catalog_no_name_is_embedded_default_in_floe_home(isolated: Path) -> None:
     cat = floe.load_catalog()
-    assert isinstance(cat, SqlCatalog) and cat.name == "floe"
+    assert isinstance(cat, SqlCatalog)
+    assert cat.name == "floe"
     assert cat.properties["uri"] == f"sqlite:///{isolated / 'fh' / 'catalog.db'}"
     assert (isolated / "fh").is_dir()  # the embedded catalog's folder is created on first use
 
@@ -70,7 +78,8 @@ def test_load_catalog_no_name_follows_configured_default(isolated: Path) -> None
         f'default_catalog = "lake"\n[catalog.lake]\nwarehouse = "{isolated}/lake"\n'
     )
     cat = floe.load_catalog()
-    assert isinstance(cat, HadoopCatalog) and cat.name == "lake"
+    assert isinstance(cat, HadoopCatalog)
+    assert cat.name == "lake"
 
 
 def test_load_catalog_explicit_floe_properties_replace_embedded(isolated: Path) -> None:
@@ -96,7 +105,8 @@ def test_load_catalog_jdbc_type_from_environment_becomes_sql(
     monkeypatch.setenv("FLOE_CATALOG__J__URI", f"jdbc:sqlite:{isolated}/j.db")
     monkeypatch.setenv("FLOE_CATALOG__J__WAREHOUSE", str(isolated / "wh"))
     cat = floe.load_catalog("j")
-    assert isinstance(cat, SqlCatalog) and cat.properties["uri"] == f"sqlite:///{isolated}/j.db"
+    assert isinstance(cat, SqlCatalog)
+    assert cat.properties["uri"] == f"sqlite:///{isolated}/j.db"
 
 
 def test_load_catalog_without_configuration_names_the_fix(isolated: Path) -> None:
@@ -120,4 +130,5 @@ def test_load_catalog_non_iceberg_spark_catalog_raises(isolated: Path) -> None:
 def test_open_catalog_reads_no_configuration(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLOE_CATALOG__P__WAREHOUSE", str(isolated / "from-env"))
     cat = open_catalog("p", {"type": "hadoop", "warehouse": str(isolated / "given")})
-    assert isinstance(cat, HadoopCatalog) and cat.warehouse == str(isolated / "given")
+    assert isinstance(cat, HadoopCatalog)
+    assert cat.warehouse == str(isolated / "given")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
 
+import pytest
 from _helpers import live_files, missing_references, open_catalog, row_count, write_data_file
 from _workers import FAST_RETRIES, appender, context, overwriter
 
@@ -19,28 +20,33 @@ from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.schema import Schema
 from floe.spec.snapshot import Operation
 
-WRITERS, APPENDS = 8, 25
 
-
-def test_concurrent_appends_8_processes_lose_nothing(props: dict[str, str], schema: Schema) -> None:
+@pytest.mark.parametrize(
+    ("writers", "per_writer"),
+    [(4, 6), pytest.param(8, 25, marks=pytest.mark.slow)],  # the full load runs in make test-slow
+    ids=["4x6", "8x25"],
+)
+def test_concurrent_appends_from_processes_lose_nothing(
+    props: dict[str, str], schema: Schema, writers: int, per_writer: int
+) -> None:
     cat = open_catalog(props)
     cat.create_namespace("db")
     cat.create_table("db.t", schema, properties=FAST_RETRIES)
     ctx = context()
     start = ctx.Manager().Event()
-    with ProcessPoolExecutor(WRITERS, mp_context=ctx) as pool:
-        futures = [pool.submit(appender, props, "db.t", w, APPENDS, start) for w in range(WRITERS)]
+    with ProcessPoolExecutor(writers, mp_context=ctx) as pool:
+        futures = [pool.submit(appender, props, "db.t", w, per_writer, start) for w in range(writers)]
         start.set()
         written = sum(f.result(timeout=300) for f in futures)
     table = cat.load_table("db.t")
     appends = [s for s in table.snapshots() if s.operation == Operation.APPEND]
-    assert written == WRITERS * APPENDS
-    assert len(appends) == WRITERS * APPENDS
-    assert len(table.history()) == WRITERS * APPENDS
-    assert len(list(table.metadata.ancestors_of(table.metadata.current_snapshot_id))) == WRITERS * APPENDS
-    assert table.current_snapshot().summary["total-records"] == str(WRITERS * APPENDS)
-    assert row_count(table) == WRITERS * APPENDS
-    assert len(live_files(table)) == WRITERS * APPENDS
+    assert written == writers * per_writer
+    assert len(appends) == writers * per_writer
+    assert len(table.history()) == writers * per_writer
+    assert len(list(table.metadata.ancestors_of(table.metadata.current_snapshot_id))) == writers * per_writer
+    assert table.current_snapshot().summary["total-records"] == str(writers * per_writer)
+    assert row_count(table) == writers * per_writer
+    assert len(live_files(table)) == writers * per_writer
     assert missing_references(table) == []
 
 
@@ -60,7 +66,8 @@ def test_conflicting_overwrites_same_partition_commit_or_conflict(
         start.set()
         outcomes = [o for f in futures for o in f.result(timeout=300)]
     committed = [sid for kind, sid in outcomes if kind == "committed"]
-    assert len(outcomes) == 12 and committed  # every attempt ended in commit or a clear conflict
+    assert len(outcomes) == 12
+    assert committed  # every attempt ended in commit or a clear conflict
     table = cat.load_table("db.o")
     overwrites = [s for s in table.snapshots() if s.operation == Operation.OVERWRITE]
     assert len(overwrites) == len(committed)

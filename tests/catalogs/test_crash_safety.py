@@ -37,7 +37,8 @@ def test_sigkill_during_commits_leaves_committed_state(kind: str, tmp_path, requ
         table = cat.load_table("db.t")  # must load after every kill
         snapshots = table.snapshots()
         current = table.current_snapshot()
-        assert current is not None and current.snapshot_id == snapshots[-1].snapshot_id
+        assert current is not None
+        assert current.snapshot_id == snapshots[-1].snapshot_id
         assert len(snapshots) >= committed_before + 1, f"trial {trial}: a committed snapshot disappeared"
         committed_before = len(snapshots)
         assert missing_references(table, current_only=True) == [], f"trial {trial}: dangling references"

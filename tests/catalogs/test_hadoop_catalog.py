@@ -70,5 +70,6 @@ def test_custom_location_is_rejected(tmp_path: Path, schema: Schema) -> None:
 def test_namespaces_are_folders_and_tables_are_not_namespaces(tmp_path: Path, schema: Schema) -> None:
     cat, _ = _table(tmp_path, schema)
     assert (tmp_path / "wh" / "db").is_dir()
-    assert cat.list_namespaces() == [("db",)] and cat.list_namespaces("db") == []
+    assert cat.list_namespaces() == [("db",)]
+    assert cat.list_namespaces("db") == []
     assert not cat.namespace_exists("db.t")

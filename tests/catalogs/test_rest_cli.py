@@ -55,7 +55,8 @@ def test_rest_cli_floe_serve_reads_config_and_tokens(tmp_path: Path) -> None:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
+                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+                assert time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
                 time.sleep(0.1)
         admin = floe.load_catalog("a", type="rest", uri=uri, token="admin-secret")
         admin.create_namespace("sales")
@@ -80,7 +81,8 @@ def test_rest_cli_floe_serve_refuses_open_non_loopback_and_bad_settings(tmp_path
         [str(FLOE), "serve", "--host", "0.0.0.0", "--port", str(free_port())],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )
-    assert proc.returncode == 1 and "needs credentials" in proc.stderr
+    assert proc.returncode == 1
+    assert "needs credentials" in proc.stderr
     with pytest.raises(ValidationError, match="unknown key"):
         ServerSettings.from_mapping({"rate-limt": 3})
     with pytest.raises(ValidationError, match="not one of read, write, admin"):

@@ -35,7 +35,8 @@ def test_rest_client_pages_prefix_warehouse_and_headers(tmp_path: Path) -> None:
             served.client(warehouse="s3://elsewhere/")
         cat.update_namespace_properties("a", updates={"owner": "x"})
         summary = cat.update_namespace_properties("a", removals=["owner", "missing"])
-        assert summary.removed == ["owner"] and summary.missing == ["missing"]
+        assert summary.removed == ["owner"]
+        assert summary.missing == ["missing"]
 
 
 def test_rest_client_refuses_unsupported_options(tmp_path: Path) -> None:

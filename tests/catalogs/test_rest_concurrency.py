@@ -73,7 +73,8 @@ def test_rest_concurrent_appends_floe_processes_and_pyiceberg_lose_nothing(tmp_p
         total = WRITERS * APPENDS + len(py_done)
         table = cat.load_table("db.t")
         appends = [s for s in table.snapshots() if s.operation == Operation.APPEND]
-        assert written == WRITERS * APPENDS and len(py_done) == PYICEBERG_APPENDS
+        assert written == WRITERS * APPENDS
+        assert len(py_done) == PYICEBERG_APPENDS
         assert len(appends) == total
         assert len(list(table.metadata.ancestors_of(table.metadata.current_snapshot_id))) == total
         assert table.current_snapshot().summary["total-records"] == str(total)
@@ -89,6 +90,7 @@ def test_rest_concurrent_appends_floe_processes_and_pyiceberg_lose_nothing(tmp_p
 LOAD_WRITERS, LOAD_APPENDS = 8, 25
 
 
+@pytest.mark.slow  # a load test (about a minute on 2 cores): make test-slow
 def test_rest_load_8_processes_200_commits_lose_nothing(tmp_path: Path, schema: Schema) -> None:
     """A bounded load test on loopback: 8 client processes x 25 appends, every commit through the server."""
     with served_catalog(tmp_path) as served:
@@ -109,7 +111,8 @@ def test_rest_load_8_processes_200_commits_lose_nothing(tmp_path: Path, schema: 
         assert written == total
         assert len([s for s in table.snapshots() if s.operation == Operation.APPEND]) == total
         assert len(list(table.metadata.ancestors_of(table.metadata.current_snapshot_id))) == total
-        assert row_count(table) == total and len(live_files(table)) == total
+        assert row_count(table) == total
+        assert len(live_files(table)) == total
         assert missing_references(table) == []
         print(f"{total} commits from {LOAD_WRITERS} processes through floe serve in {elapsed:.1f}s "
               f"({total / elapsed:.1f} commits/s), 0 lost")
@@ -152,6 +155,7 @@ def test_rest_two_servers_over_one_postgresql_catalog_lose_nothing(
         table = floe.load_catalog("c3", type="rest", uri=s2.uri).load_table("db.t")
         assert counts == {"c1": 15, "c2": 15}
         assert len(list(table.metadata.ancestors_of(table.metadata.current_snapshot_id))) == 30
-        assert row_count(table) == 30 and missing_references(table) == []
+        assert row_count(table) == 30
+        assert missing_references(table) == []
         one.drop_table("db.t")  # the PostgreSQL database is shared by the suite: leave nothing behind
         one.drop_namespace("db")

@@ -105,7 +105,8 @@ def test_rest_floe_create_transaction_and_stale_commit_conflict(tmp_path: Path) 
         txn.new_append().append_file(staged).commit()
         assert not cat.table_exists("db.ctas")
         created = txn.commit_transaction()
-        assert cat.table_exists("db.ctas") and created.metadata_location is not None
+        assert cat.table_exists("db.ctas")
+        assert created.metadata_location is not None
         # requirements are checked by the server: a commit planned on an old base gets 409
         from floe.spec.updates import AssertRefSnapshotId, SetProperties
 

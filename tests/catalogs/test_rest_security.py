@@ -70,8 +70,10 @@ def request(s: Served, method: str, path: str, *, token: str | None = ADMIN, **k
 def assert_error(resp: httpx.Response, code: int, kind: str) -> str:
     assert resp.status_code == code, resp.text
     body = resp.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "code"}
-    assert body["error"]["code"] == code and body["error"]["type"] == kind
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"message", "type", "code"}
+    assert body["error"]["code"] == code
+    assert body["error"]["type"] == kind
     return str(body["error"]["message"])
 
 
@@ -100,9 +102,11 @@ def test_rest_security_wrong_token_is_401_for_http_and_the_client(served: Served
     with pytest.raises(NotAuthorizedError, match="invalid_client"):
         served.client(credential="etl:wrong")
     resp = httpx.post(f"{served.uri}/v1/oauth/tokens", data={"grant_type": "client_credentials", "client_id": "etl", "client_secret": "x"})
-    assert resp.status_code == 401 and resp.json()["error"] == "invalid_client"
+    assert resp.status_code == 401
+    assert resp.json()["error"] == "invalid_client"
     resp = httpx.post(f"{served.uri}/v1/oauth/tokens", data={"grant_type": "password", "username": "a"})
-    assert resp.status_code == 400 and resp.json()["error"] == "unsupported_grant_type"
+    assert resp.status_code == 400
+    assert resp.json()["error"] == "unsupported_grant_type"
     assert state(served) == before
 
 
@@ -115,7 +119,8 @@ def test_rest_security_oauth_token_expires_and_client_refreshes(tmp_path: Path) 
             f"{s.uri}/v1/oauth/tokens",
             data={"grant_type": "client_credentials", "client_id": "etl", "client_secret": "s3cret", "scope": "catalog"},
         ).json()
-        assert issued["token_type"] == "bearer" and issued["expires_in"] == 1
+        assert issued["token_type"] == "bearer"
+        assert issued["expires_in"] == 1
         token = issued["access_token"]
         assert request(s, "GET", "/v1/config", token=token).status_code == 200
         cat = s.client(credential="etl:s3cret")  # OAuth2 client credentials against /v1/oauth/tokens
@@ -242,7 +247,8 @@ def test_rest_security_rate_limit_is_429_with_retry_after(tmp_path: Path) -> Non
         assert s.backing.list_namespaces() == [("after-wait",)]
         # unauthenticated guessing is limited per address too
         codes = [request(s, "GET", "/v1/config", token=f"guess{i}").status_code for i in range(8)]
-        assert codes[:5] == [401] * 5 and set(codes[5:]) == {429}
+        assert codes[:5] == [401] * 5
+        assert set(codes[5:]) == {429}
 
 
 def test_rest_security_malformed_and_unknown_commits_are_400(served: Served) -> None:
@@ -308,7 +314,8 @@ def test_rest_security_hostile_names_roundtrip_or_refused_clearly(served: Served
         try:
             table = cat.create_table(ident, pa.schema([pa.field("id", pa.int64())]))
         except ValidationError as e:
-            assert "too long" in str(e) and len(name) > 255  # refused in one clear line, not a 500
+            assert "too long" in str(e)
+            assert len(name) > 255  # refused in one clear line, not a 500
             assert not served.backing.table_exists(ident)
             continue
         table.append(pa.table({"id": pa.array([1], pa.int64())}))

@@ -22,7 +22,8 @@ ROWS = pa.table({"id": pa.array([1, 2], pa.int64())})
 def test_rest_multi_table_commit_changes_all_tables(tmp_path: Path) -> None:
     with served_catalog(tmp_path) as served:
         cat = served.client()
-        assert isinstance(cat, RestCatalog) and cat.supports("POST /v1/{prefix}/transactions/commit")
+        assert isinstance(cat, RestCatalog)
+        assert cat.supports("POST /v1/{prefix}/transactions/commit")
         cat.create_namespace("db")
         a = cat.create_table("db.a", ROWS.schema)
         b = cat.create_table("db.b", ROWS.schema)
@@ -31,7 +32,8 @@ def test_rest_multi_table_commit_changes_all_tables(tmp_path: Path) -> None:
         tb.set_properties(step="1")
         tb.remove_properties("nothing")
         a2, b2 = cat.commit_transactions([ta, tb])
-        assert a2.properties["step"] == "1" and b2.properties["step"] == "1"
+        assert a2.properties["step"] == "1"
+        assert b2.properties["step"] == "1"
         assert served.backing.load_table("db.a").properties["step"] == "1"
 
 
@@ -45,8 +47,8 @@ def test_rest_multi_table_commit_conflict_changes_no_table(tmp_path: Path) -> No
         b.append(ROWS)
         ta, tb = a.transaction(), b.transaction()
         ta.set_properties(step="2")
-        tb.manage_snapshots().create_tag("t1", b.current_snapshot().snapshot_id).commit()  # asserts t1 is absent
-        cat.load_table("db.b").manage_snapshots().create_tag("t1", b.current_snapshot().snapshot_id).commit()
+        tb.manage_snapshots().create_tag(b.current_snapshot().snapshot_id, "t1").commit()  # asserts t1 is absent
+        cat.load_table("db.b").manage_snapshots().create_tag(b.current_snapshot().snapshot_id, "t1").commit()
         before = {n: served.backing.load_table(n).metadata_location for n in ("db.a", "db.b")}
         with pytest.raises(CommitFailedError, match="t1"):
             cat.commit_transactions([ta, tb])

@@ -17,6 +17,7 @@ import pytest
 
 from floe.errors import NoSuchFileError
 from floe.io.table_folder import FolderTable, find_metadata_file, open_table_folder
+from floe.serde.single_value import decode_bounds
 from floe.spec.manifest import FileFormat, ManifestContent, ManifestEntryStatus, ManifestFile
 from floe.spec.types import (
     BinaryType,
@@ -111,7 +112,8 @@ def test_fixture_every_manifest_of_every_snapshot_decodes(fixture: dict[str, Any
     counts = {"data": 0, "pos": 0, "eq": 0, "dv": 0}
     for snapshot in md.snapshots:
         for m in table.manifest_files(snapshot):
-            assert m.sequence_number is not None and m.sequence_number <= snapshot.sequence_number
+            assert m.sequence_number is not None
+            assert m.sequence_number <= snapshot.sequence_number
             assert m.content in (ManifestContent.DATA, ManifestContent.DELETES)
     for m in _live_manifests(table).values():
         entries = table.manifest_entries(m)
@@ -129,7 +131,8 @@ def test_fixture_every_manifest_of_every_snapshot_decodes(fixture: dict[str, Any
             assert f.record_count == rf["record_count"]
             assert f.spec_id == m.partition_spec_id
             assert e.snapshot_id is not None
-            assert e.sequence_number is not None and e.sequence_number <= md.last_sequence_number
+            assert e.sequence_number is not None
+            assert e.sequence_number <= md.last_sequence_number
             if e.status == ManifestEntryStatus.ADDED:
                 assert e.sequence_number == (
                     m.sequence_number if ref.get("sequence_number") is None else ref["sequence_number"]
@@ -143,7 +146,7 @@ def test_fixture_every_manifest_of_every_snapshot_decodes(fixture: dict[str, Any
                 assert value == raw or (isinstance(value, float) and math.isnan(value))
             raw_lower = {kv["key"]: kv["value"] for kv in rf.get("lower_bounds") or []}
             assert (f.lower_bounds or {}) == raw_lower
-            lower, upper = f.lower_bound_values(schema), f.upper_bound_values(schema)
+            lower, upper = decode_bounds(f.lower_bounds, schema), decode_bounds(f.upper_bounds, schema)
             for fid, lo in lower.items():
                 ftype = schema.find_type(fid)
                 assert _expected_python(ftype, lo), (fid, ftype, lo)
@@ -169,14 +172,15 @@ def test_fixture_class_b_manifest_without_header_uses_table_metadata() -> None:
         19045,
         "impala",
     )
-    assert entry.data_file.lower_bound_values(table.metadata.schema())[1] == 1
+    assert decode_bounds(entry.data_file.lower_bounds, table.metadata.schema())[1] == 1
 
 
 def test_fixture_relative_paths_and_gzip_metadata_without_hint() -> None:
     table = _open(next(f for f in FIXTURES if f["folder"] == "duckdb__lineitem_iceberg_gz_no_hint"))
     assert table.metadata_file.name == "v2.gz.metadata.json"
     entries = table.entries()
-    assert entries and all(table.local_path(e.data_file.file_path).is_file() for e in entries)
+    assert entries
+    assert all(table.local_path(e.data_file.file_path).is_file() for e in entries)
 
 
 def test_fixture_table_root_in_sub_folder() -> None:

@@ -53,7 +53,7 @@ from floe.serde.manifest_avro import (
     read_manifest_list,
     write_manifest_list,
 )
-from floe.serde.single_value import to_bytes
+from floe.serde.single_value import decode_bounds, to_bytes
 from floe.spec.manifest import (
     DataFile,
     FileContent,
@@ -143,11 +143,13 @@ def test_floe_written_manifest_and_list_read_by_pyiceberg(tmp_path: Path, format
     (py_mf,) = list(py_read_manifest_list(io.new_input(list_path)))
     assert py_mf.manifest_path == manifest_path
     assert py_mf.manifest_length == mf.manifest_length
-    assert py_mf.added_files_count == 3 and py_mf.added_rows_count == 60
+    assert py_mf.added_files_count == 3
+    assert py_mf.added_rows_count == 60
     assert py_mf.added_snapshot_id == 42
     if format_version == 2:
         assert py_mf.sequence_number == 1
-    assert py_mf.partitions is not None and len(py_mf.partitions) == 4
+    assert py_mf.partitions is not None
+    assert len(py_mf.partitions) == 4
     assert [(s.contains_null, s.lower_bound, s.upper_bound) for s in py_mf.partitions] == [
         (s.contains_null, s.lower_bound, s.upper_bound) for s in mf.partitions or ()
     ]
@@ -160,12 +162,14 @@ def test_floe_written_manifest_and_list_read_by_pyiceberg(tmp_path: Path, format
         d = py_entry.data_file
         assert d.file_path == f.file_path
         assert d.file_format == PyFileFormat.PARQUET
-        assert d.record_count == f.record_count and d.file_size_in_bytes == f.file_size_in_bytes
+        assert d.record_count == f.record_count
+        assert d.file_size_in_bytes == f.file_size_in_bytes
         assert tuple(d.partition[i] for i in range(len(d.partition))) == f.partition
         assert d.column_sizes == f.column_sizes
         assert d.value_counts == f.value_counts
         assert d.null_value_counts == f.null_value_counts
-        assert d.lower_bounds == f.lower_bounds and d.upper_bounds == f.upper_bounds
+        assert d.lower_bounds == f.lower_bounds
+        assert d.upper_bounds == f.upper_bounds
         assert list(d.split_offsets or []) == list(f.split_offsets or [])
         if format_version == 2:
             assert py_entry.sequence_number == 1
@@ -221,7 +225,8 @@ def test_pyiceberg_written_manifest_and_list_read_by_floe(tmp_path: Path) -> Non
     assert mf.manifest_path == manifest_path
     assert (mf.sequence_number, mf.min_sequence_number, mf.added_snapshot_id) == (6, 6, 99)
     assert (mf.added_files_count, mf.added_rows_count) == (3, 18)
-    assert mf.partitions is not None and mf.partitions[0].contains_null
+    assert mf.partitions is not None
+    assert mf.partitions[0].contains_null
 
     with open(manifest_path, "rb") as fh:
         entries = read_manifest(fh, manifest_file=mf, partition_spec=SPEC, schema=SCHEMA)
@@ -233,6 +238,7 @@ def test_pyiceberg_written_manifest_and_list_read_by_floe(tmp_path: Path) -> Non
         assert f.file_path == py_f.file_path
         assert f.partition == partition
         assert f.record_count == py_f.record_count
-        assert f.column_sizes == {1: 7} and f.lower_bounds == py_f.lower_bounds
-        assert f.lower_bound_values(SCHEMA) == {1: -(py_f.record_count - 5)}
+        assert f.column_sizes == {1: 7}
+        assert f.lower_bounds == py_f.lower_bounds
+        assert decode_bounds(f.lower_bounds, SCHEMA) == {1: -(py_f.record_count - 5)}
         assert f.split_offsets == (4,)

@@ -76,7 +76,8 @@ def resolve_placeholders(sql: str, root: Path) -> str:
     sql = sql.replace("${root}", str(root))
 
     def value(m: re.Match[str]) -> str:
-        from floe.config import normalize_catalog_properties, open_catalog
+        from floe.catalog.loader import open_catalog
+        from floe.config import normalize_catalog_properties
 
         props = {k.removeprefix(f"spark.sql.catalog.{CATALOG}."): v for k, v in catalog_conf(root).items()
                  if k.startswith(f"spark.sql.catalog.{CATALOG}.")}

@@ -165,20 +165,29 @@ def test_datasource_read_every_type_matches_spark_schema(spark: SparkSession, tm
     t = _all_types_table(spark, tmp_path)
     df = spark.read.format("iceberg").load(t.location())
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    assert types["tstz"] == "timestamp" and types["ts"] == "timestamp_ntz"
-    assert types["u"] == "string" and types["fx"] == "binary"
+    assert types["tstz"] == "timestamp"
+    assert types["ts"] == "timestamp_ntz"
+    assert types["u"] == "string"
+    assert types["fx"] == "binary"
     rows = {r["id"]: r.asDict(recursive=True) for r in df.collect()}
     got = rows[1]
-    assert got["b"] is True and got["i"] == 7 and got["l"] == 1 << 40
-    assert got["f"] == 1.5 and got["d"] == 2.25 and got["dec"] == decimal.Decimal("14.20")
+    assert got["b"] is True
+    assert got["i"] == 7
+    assert got["l"] == 1 << 40
+    assert got["f"] == 1.5
+    assert got["d"] == 2.25
+    assert got["dec"] == decimal.Decimal("14.20")
     assert got["dt"] == dt.date(2017, 11, 16)
     assert got["tm"] == dt.time(22, 31, 8, 5)
     assert got["ts"] == TS
     # The session time zone is UTC (tests/conftest.py): the instant collects as this naive UTC value.
     assert got["tstz"].replace(tzinfo=None) == TSTZ.replace(tzinfo=None)
-    assert got["s"] == "iceberg" and got["u"] == str(U1)
-    assert bytes(got["fx"]) == b"\x00\x01\x02\x03" and bytes(got["bin"]) == b"\xff\x00"
-    assert got["st"]["x"] == 3 and got["st"]["uid"] == str(U2)
+    assert got["s"] == "iceberg"
+    assert got["u"] == str(U1)
+    assert bytes(got["fx"]) == b"\x00\x01\x02\x03"
+    assert bytes(got["bin"]) == b"\xff\x00"
+    assert got["st"]["x"] == 3
+    assert got["st"]["uid"] == str(U2)
     assert got["st"]["at"].replace(tzinfo=None) == TSTZ.replace(tzinfo=None)
     assert [v if v is None else v.replace(tzinfo=None) for v in got["lst"]] == [TSTZ.replace(tzinfo=None), None]
     assert got["mp"] == {"k": str(U1)}
@@ -238,6 +247,7 @@ print("RESULT" + json.dumps(out))
 """
 
 
+@pytest.mark.spark  # Spark runs in a process of its own
 def test_datasource_embedded_catalog_names_write_and_read_end_to_end(home: Path, tmp_path: Path) -> None:
     """``save("floe.db.t")`` / ``load("floe.db.t")`` with a fresh FLOE_HOME.
 
@@ -254,8 +264,10 @@ def test_datasource_embedded_catalog_names_write_and_read_end_to_end(home: Path,
         [sys.executable, "-c", _E2E_SCRIPT], check=False, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert lines, proc.stderr[-3000:]
     out = json.loads(lines[-1][len("RESULT") :])
     rows = [[1, "a"], [2, "b"], [3, "c"]]
     assert out == {"qualified": rows, "default": rows, "native": rows, "snapshots": 2}
-    assert (home / "catalog.db").is_file() and any((home / "warehouse").rglob("*.parquet"))
+    assert (home / "catalog.db").is_file()
+    assert any((home / "warehouse").rglob("*.parquet"))

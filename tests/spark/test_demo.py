@@ -1,4 +1,4 @@
-"""floe.demo.run: the sensordata walkthrough completes on a fresh FLOE_HOME with the rows the rollback restores,
+"""floe.cli.demo.run: the sensordata walkthrough completes on a fresh FLOE_HOME with the rows the rollback restores,
 and a later run starts from an empty namespace."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from floe import demo
+from floe.cli import demo
 from floe.cli.sql import make_session
 from floe.config import FloeConfig
 
@@ -31,7 +31,9 @@ def test_demo_run_ends_with_rolled_back_rows_and_resets(tmp_path: Path, spark: S
     assert demo.run(config, spark=spark, out=out) == 0
     text = out.getvalue()
     assert "floe> CALL floe.system.rollback_to_snapshot('demo.sensordata'," in text
-    assert "{ts_day -> 2021-12-17}" in text and "{ts_month -> 622}" in text and "{ts_year -> 50}" in text
+    assert "{ts_day -> 2021-12-17}" in text
+    assert "{ts_month -> 622}" in text
+    assert "{ts_year -> 50}" in text
     assert text.rstrip().endswith("(tables are in namespace demo)")
 
     session = make_session(config, spark=spark)

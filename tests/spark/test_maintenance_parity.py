@@ -136,7 +136,8 @@ def test_rewrite_data_files_sort_order_writes_sorted_files(session: SqlSession) 
         "sort_order => 'id DESC NULLS LAST,name ASC NULLS FIRST', options => map('rewrite-all', 'true'))",
     )
     ids = [pq.read_table(to_local_path(p)).column("id").to_pylist() for p in data_files(t)]
-    assert all(i == sorted(i, reverse=True) for i in ids) and sum(len(i) for i in ids) == 6
+    assert all(i == sorted(i, reverse=True) for i in ids)
+    assert sum(len(i) for i in ids) == 6
 
 
 def test_rewrite_data_files_sort_uses_table_order(session: SqlSession) -> None:
@@ -155,7 +156,8 @@ def test_rewrite_data_files_zorder_keeps_rows(session: SqlSession) -> None:
         "CALL floe.system.rewrite_data_files(table => 'db.zo', strategy => 'sort', sort_order => 'zorder(id,name)', "
         "options => map('rewrite-all', 'true'))",
     )
-    assert result.rows[0][:2] == (6, 2) and sorted(run(session, "SELECT * FROM zo").rows) == before
+    assert result.rows[0][:2] == (6, 2)
+    assert sorted(run(session, "SELECT * FROM zo").rows) == before
 
 
 def test_rewrite_data_files_zorder_orders_by_interleaved_bits(session: SqlSession) -> None:

@@ -13,6 +13,7 @@ from _sql_helpers import rows, run, table
 from pyspark.sql import SparkSession
 
 from floe.errors import FloeError, UnsupportedError, ValidationError
+from floe.serde.single_value import decode_bounds
 from floe.spark.import_sources import parse_source_name
 from floe.sql.engine import SqlSession
 
@@ -71,7 +72,7 @@ def test_add_files_footer_metrics_through_mapping(session: SqlSession, spark: Sp
     run(session, f"CALL system.add_files('db.{dst}', '{src}', map('p', 'B'))")
     t = table(session, dst)
     files = list(t.scan().include_column_stats().plan_files())
-    assert files[0].data_file.lower_bound_values(t.schema()) == {1: 11, 2: "y"}
+    assert decode_bounds(files[0].data_file.lower_bounds, t.schema()) == {1: 11, 2: "y"}
 
 
 def test_add_files_duplicates_refused(session: SqlSession, spark: SparkSession, tmp_path: Path) -> None:

@@ -141,7 +141,8 @@ def test_deletion_vectors_and_maintenance(lake: Lake) -> None:
     assert {str(r[0]) for r in lake.sql(f"SELECT file_format FROM {t}.delete_files")} == {"PUFFIN"}
 
     rewritten = lake.sql(f"CALL {lake.name}.system.rewrite_data_files(table => 'db.dv', options => map('min-input-files', '2'))")
-    assert rewritten[0][0] == 12 and rewritten[0][1] == 3  # 4 files in each of 3 partitions -> 1 each
+    assert rewritten[0][0] == 12
+    assert rewritten[0][1] == 3  # 4 files in each of 3 partitions -> 1 each
     assert _rows(lake, t) == model
     lake.sql(f"CALL {lake.name}.system.rewrite_manifests('db.dv')")
     expired = lake.sql(f"CALL {lake.name}.system.expire_snapshots(table => 'db.dv', older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)")

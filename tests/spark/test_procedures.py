@@ -104,7 +104,8 @@ def test_expire_orphans_and_manifests_by_name_then_pyiceberg_reads_the_same_rows
     assert len(run(session, "SELECT * FROM floe.db.maint.snapshots")) == 3
     # rewrite manifests by name; then everything but the newest expires
     result = run(session, "CALL floe.system.rewrite_manifests(table => 'db.maint', use_caching => false)")
-    assert result.rows[0][1] == 1 and result.rows[0][0] >= 2
+    assert result.rows[0][1] == 1
+    assert result.rows[0][0] >= 2
     future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=1)).strftime("%Y-%m-%d %H:%M:%S")
     result = run(session, f"CALL floe.system.expire_snapshots(table => 'db.maint', older_than => TIMESTAMP '{future}', retain_last => 1)")
     deleted = dict(zip(result.columns, result.rows[0]))
@@ -119,9 +120,11 @@ def test_expire_orphans_and_manifests_by_name_then_pyiceberg_reads_the_same_rows
     os.utime(stray, (1_000_000_000, 1_000_000_000))
     result = run(session, "CALL floe.system.remove_orphan_files(table => 'db.maint', dry_run => true)")
     assert result.columns == ["orphan_file_location"]
-    assert [to_local_path(r[0]) for r in result.rows] == [str(stray)] and stray.exists()
+    assert [to_local_path(r[0]) for r in result.rows] == [str(stray)]
+    assert stray.exists()
     result = run(session, "CALL floe.system.remove_orphan_files('db.maint')")
-    assert len(result.rows) == 1 and not stray.exists()
+    assert len(result.rows) == 1
+    assert not stray.exists()
     assert rows(session, "SELECT * FROM maint") == expected == pyiceberg_rows(t)
     with pytest.raises(ValidationError, match="retain_last must be an integer"):
         run(session, "CALL floe.system.expire_snapshots('db.maint', retain_last => 'x')")

@@ -78,6 +78,7 @@ def check_pipeline(tmp_path: Path, master: str, how: str) -> None:
     assert "Python" not in got["plan"]  # a native scan, no Python data source
 
 
+@pytest.mark.spark  # Spark runs in the program's own process
 @pytest.mark.parametrize("how", ["attach", "session"])
 def test_iceberg_docs_pipeline_runs_with_one_line_changed(tmp_path: Path, how: str) -> None:
     check_pipeline(tmp_path, "local[2]", how)

@@ -101,4 +101,5 @@ def test_position_deletes_under_tricky_paths(
     assert df.count() == len(expected)
     if broadcast:
         plan = df._jdf.queryExecution().executedPlan().toString()
-        assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan
+        assert "BroadcastHashJoin" in plan
+        assert "SortMergeJoin" not in plan

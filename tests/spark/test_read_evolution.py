@@ -100,7 +100,7 @@ def test_read_time_travel_options_select_the_snapshot(spark: SparkSession, tmp_p
     arrow = schema_to_arrow(t.schema())
     t = _append(cat, "db.t", pa.table({"id": [1]}, schema=arrow))
     first = t.current_snapshot()
-    t.manage_snapshots().create_tag("v1", first.snapshot_id).create_branch("dev", first.snapshot_id).commit()
+    t.manage_snapshots().create_tag(first.snapshot_id, "v1").create_branch(first.snapshot_id, "dev").commit()
     t = _append(cat, "db.t", pa.table({"id": [2]}, schema=arrow))
     second = t.current_snapshot().snapshot_id
     t = _append(cat, "db.t", pa.table({"id": [3]}, schema=arrow))
@@ -192,7 +192,8 @@ def test_metadata_tables_as_dataframes_have_iceberg_columns(spark: SparkSession,
     assert files.columns[:5] == ["content", "file_path", "file_format", "spec_id", "partition"]
     assert sorted(r["partition"]["cat"] for r in files.collect()) == ["a", "b"]
     snaps = metadata_table_df(spark, t, "snapshots").collect()
-    assert len(snaps) == 1 and snaps[0]["operation"] == "append"
+    assert len(snaps) == 1
+    assert snaps[0]["operation"] == "append"
     parts = {r["partition"]["cat"]: r["record_count"] for r in metadata_table_df(spark, t, "partitions").collect()}
     assert parts == {"a": 4, "b": 2}
     assert metadata_table_df(spark, t, "manifests").count() == 1

@@ -83,7 +83,8 @@ def test_seed_ch3_ddl_create_desc_alter_ctas_drop(session: SqlSession) -> None:
     assert [r[:2] for r in desc.rows[:4]] == [
         ("sensor_id", "string"), ("ts", "bigint"), ("temperature", "double"), ("dt", "string"),
     ]
-    assert ("# Partitioning", "", "") in desc.rows and ("Part 0", "dt", "") in desc.rows
+    assert ("# Partitioning", "", "") in desc.rows
+    assert ("Part 0", "dt", "") in desc.rows
     formatted = {r[0]: r[1] for r in run(session, "DESC FORMATTED sensordata").rows}
     assert formatted["Provider"] == "iceberg"
     assert formatted["Location"].endswith("/dw/iceberg/db/sensordata")
@@ -91,7 +92,8 @@ def test_seed_ch3_ddl_create_desc_alter_ctas_drop(session: SqlSession) -> None:
 
     run(session, "ALTER TABLE sensordata UNSET TBLPROPERTIES ('read.split.target-size')")
     props = dict(run(session, "SHOW TBLPROPERTIES sensordata").rows)
-    assert "read.split.target-size" not in props and props["read.split.metadata-target-size"] == "33554432"
+    assert "read.split.target-size" not in props
+    assert props["read.split.metadata-target-size"] == "33554432"
     run(session, "ALTER TABLE sensordata SET TBLPROPERTIES ('read.split.target-size'='134217728')")
     assert dict(run(session, "SHOW TBLPROPERTIES sensordata").rows)["read.split.target-size"] == "134217728"
 
@@ -140,7 +142,8 @@ def test_seed_ch3_dml_insert_overwrite_dynamic_static_delete(session: SqlSession
     assert all(Path(str(p[0]).removeprefix("file:")).exists() for p in files_before)
     snaps = run(session, "SELECT operation, summary FROM hadoop_catalog.db.sensordata_01.snapshots")
     assert [r[0] for r in snaps.rows] == ["overwrite", "overwrite", "delete"]
-    assert snaps.rows[-1][1]["deleted-data-files"] == "3" and "added-data-files" not in snaps.rows[-1][1]
+    assert snaps.rows[-1][1]["deleted-data-files"] == "3"
+    assert "added-data-files" not in snaps.rows[-1][1]
     # 2.2.6: UPDATE (not available on the book's Spark 3.0; copy-on-write here)
     run(session, "UPDATE sensordata SET ts=1631349225,sensor_id='sensor_27' WHERE dt='2021-12-01'")
     assert rows(session, "SELECT * FROM sensordata") == [
@@ -155,7 +158,8 @@ def test_seed_ch3_metadata_tables_and_time_travel(session: SqlSession) -> None:
     run(session, "INSERT INTO sensordata VALUES('sensor_02',1638421701,-22.2,'2021-12-02')")
     history = run(session, "SELECT * FROM hadoop_catalog.db.sensordata.history")
     assert history.columns == ["made_current_at", "snapshot_id", "parent_id", "is_current_ancestor"]
-    assert len(history) == 3 and all(r[3] is True for r in history.rows)
+    assert len(history) == 3
+    assert all(r[3] is True for r in history.rows)
     joined = run(session, HISTORY_JOIN)
     assert [r[1] for r in joined.rows] == ["append", "overwrite", "append"]
     assert all(str(r[4]).startswith("local-") for r in joined.rows)  # spark.app.id in every summary
@@ -304,7 +308,8 @@ def test_seed_ch6_expire_snapshots_and_rewrite_manifests(session: SqlSession, tm
     ]
     deleted = dict(zip(result.columns, result.rows[0]))
     # the first insert's file was only needed by the two expired snapshots (the overwrite replaced it)
-    assert deleted["deleted_data_files_count"] == 1 and deleted["deleted_manifest_lists_count"] == 2
+    assert deleted["deleted_data_files_count"] == 1
+    assert deleted["deleted_manifest_lists_count"] == 2
     assert deleted["deleted_manifest_files_count"] >= 1
     assert len(files_before - set(data_dir.rglob("*.parquet"))) == 1
     after = run(session, HISTORY_JOIN.replace("h.made_current_at", "s.committed_at").replace("made_current_at", "committed_at"))

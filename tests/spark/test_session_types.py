@@ -129,10 +129,13 @@ def test_spark_written_file_projects_and_yields_metrics(spark: SparkSession, tmp
     path = _single_parquet(tmp_path / "out")
     row = project_by_field_id(pq.read_table(path), SPARK_SCHEMA).to_pylist()[0]
     assert row["tod"] == datetime.time(13, 14, 15, 16)
-    assert row["st"] == {"x": 7, "y": "seven"} and row["arr"] == [1, None, 3] and row["m"] == [("k", 0.5)]
+    assert row["st"] == {"x": 7, "y": "seven"}
+    assert row["arr"] == [1, None, 3]
+    assert row["m"] == [("k", 0.5)]
     m = footer_metrics(pq.ParquetFile(path).metadata, SPARK_SCHEMA)
     assert m.record_count == 1
-    assert m.value_counts[17] == 3 and m.null_value_counts[17] == 1  # list elements matched by position
+    assert m.value_counts[17] == 3
+    assert m.null_value_counts[17] == 1  # list elements matched by position
     assert from_bytes(TimestampType(), m.lower_bounds[9]) == 1709168523000004
     assert from_bytes(TimeType(), m.upper_bounds[8]) == 47655000016
     assert from_bytes(LongType(), m.lower_bounds[14]) == 7

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import floe.spark  # noqa: F401 - registers the Spark engine the SQL handlers run on
 from floe.config import FloeConfig
 from floe.sql.engine import SqlSession
 from floe.sql.handlers import register_handlers
@@ -58,8 +59,10 @@ def test_sql_ddl_statements_never_start_spark(session_ctx: tuple[SqlSession, obj
     parts = [r[1] for r in desc if str(r[0]).startswith("Part ")]
     assert parts == ["dt", "bucket(8, id)", "hours(ts)"]
     props = dict(session.sql("SHOW TBLPROPERTIES t")[-1].rows)
-    assert props["k2"] == "v2" and "k" not in props
-    assert props["write.distribution-mode"] == "range" and props["identifier-fields"] == "[id]"
+    assert props["k2"] == "v2"
+    assert "k" not in props
+    assert props["write.distribution-mode"] == "range"
+    assert props["identifier-fields"] == "[id]"
     assert props["sort-order"] == "id DESC NULLS_LAST, name ASC NULLS_FIRST"
     like = [r[:2] for r in session.sql("DESC t2")[-1].rows]
     assert like == [r[:2] for r in desc]

@@ -79,7 +79,8 @@ def test_delete_by_metrics_is_metadata_only(session: SqlSession) -> None:
     summary = session.sql("SELECT operation, summary FROM floe.db.met.snapshots ORDER BY committed_at")[-1].rows[-1]
     remaining = set(session.sql("SELECT file_path FROM floe.db.met.files")[-1].rows)
     assert remaining < set(kept)  # no new file: the matching files were dropped from metadata
-    assert summary[0] == "delete" and "added-data-files" not in summary[1]
+    assert summary[0] == "delete"
+    assert "added-data-files" not in summary[1]
     assert summary[1]["deleted-data-files"] == str(len(kept) - len(remaining))
 
 
@@ -136,7 +137,8 @@ def test_select_joins_aggregates_ctas_and_explain(session: SqlSession) -> None:
     assert rows(session, "SELECT * FROM agg") == [("x", 4.0), ("y", None), ("z", 4.0)]
     assert [r[1] for r in session.sql("DESC agg")[-1].rows if str(r[0]).startswith("Part")] == ["v"]
     plan = session.sql("EXPLAIN SELECT * FROM j1 WHERE k = 1")[-1]
-    assert plan.columns == ["plan"] and "Physical Plan" in str(plan.rows[0][0])
+    assert plan.columns == ["plan"]
+    assert "Physical Plan" in str(plan.rows[0][0])
     assert session.sql("SELECT 1 + 1 AS two")[-1].rows == [(2,)]
 
 

@@ -128,4 +128,5 @@ def test_sql_error_cli_prints_one_line(env: tuple[SqlSession, Path], capsys: pyt
     assert status == 1
     assert err == ["error: Table not found: floe.db.nope"]
     assert spark_status == 1
-    assert len(spark_err) == 1 and spark_err[0].startswith("error: SELECT nope FROM t failed: [UNRESOLVED_COLUMN")
+    assert len(spark_err) == 1
+    assert spark_err[0].startswith("error: SELECT nope FROM t failed: [UNRESOLVED_COLUMN")

@@ -86,7 +86,8 @@ def test_delete_merge_on_read_matches_copy_on_write_and_writes_only_delete_files
     assert rows(session, f"SELECT * FROM {mor}") == [(5, "e", "y"), (7, "g", "y")]
     assert data_files(session, mor) < original  # only whole files left; none added
     deletes = delete_files(session, mor)
-    assert len(deletes) == 3 and all(p.endswith("-deletes.parquet") for p in deletes)
+    assert len(deletes) == 3
+    assert all(p.endswith("-deletes.parquet") for p in deletes)
     assert all("/dt=x/" in p or "/dt=y/" in p for p in deletes)  # in the partition of their data files
     table = load(session, mor)
     listed = files_rows(table.io, table.metadata).rows  # what `floe files` prints
@@ -112,7 +113,8 @@ def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(s
         ("file_path", b"2147483546", False), ("pos", b"2147483545", False),
     ]
     got = [(r["file_path"], r["pos"]) for r in pf.read().to_pylist()]
-    assert got == sorted(got) and sorted(got) == sorted([(first, 1), (first, 3), (second, 0), (second, 2)])
+    assert got == sorted(got)
+    assert sorted(got) == sorted([(first, 1), (first, 3), (second, 0), (second, 2)])
     meta = session.sql("SELECT content, referenced_data_file, lower_bounds, upper_bounds, record_count FROM floe.db.pd.delete_files")
     content, referenced, lower, upper, count = meta[-1].rows[0]
     assert (content, referenced, count) == (1, None, 4)  # two data files: no single reference
@@ -120,7 +122,8 @@ def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(s
     session.sql("DELETE FROM pd WHERE id = 8")
     meta = session.sql("SELECT file_path, referenced_data_file, lower_bounds, upper_bounds FROM floe.db.pd.delete_files")
     (new,) = [r for r in meta[-1].rows if r[0] != path]
-    assert new[1] == second and new[2][2147483546] == new[3][2147483546] == second.encode()
+    assert new[1] == second
+    assert new[2][2147483546] == new[3][2147483546] == second.encode()
     assert rows(session, "SELECT * FROM pd") == [(1,), (3,), (6,)]
 
 
@@ -138,8 +141,10 @@ def test_update_merge_on_read_matches_copy_on_write(session: SqlSession) -> None
             session.sql(sql.format(t=t))
         assert rows(session, f"SELECT * FROM {mor}") == rows(session, f"SELECT * FROM {cow}"), sql
         op, summary = last_snapshot(session, mor)
-        assert op == "overwrite" and summary["added-position-deletes"] == str(by_position)
-        assert summary["added-records"] == str(by_position) and "deleted-data-files" not in summary
+        assert op == "overwrite"
+        assert summary["added-position-deletes"] == str(by_position)
+        assert summary["added-records"] == str(by_position)
+        assert "deleted-data-files" not in summary
     assert rows(session, f"SELECT * FROM {mor}") == [(1, "A", 11, "x"), (2, "b", 2, "x"), (3, "C", 13, "z"), (4, None, 0, "y")]
     assert original < data_files(session, mor)  # the old files stay; updated rows live in new ones
 
@@ -165,8 +170,10 @@ def test_merge_merge_on_read_matches_copy_on_write(session: SqlSession) -> None:
     assert rows(session, f"SELECT * FROM {cow}") == expected
     assert rows(session, f"SELECT * FROM {mor}") == expected
     op, summary = last_snapshot(session, mor)
-    assert op == "overwrite" and "deleted-data-files" not in summary
-    assert summary["added-position-deletes"] == "3" and summary["added-records"] == "3"  # 1, 2, 4 out; 1, 4, 5 in
+    assert op == "overwrite"
+    assert "deleted-data-files" not in summary
+    assert summary["added-position-deletes"] == "3"
+    assert summary["added-records"] == "3"  # 1, 2, 4 out; 1, 4, 5 in
     assert original < data_files(session, mor)
 
 
@@ -182,7 +189,8 @@ def test_merge_on_read_on_v1_table_is_refused_and_changes_nothing(session: SqlSe
     ]:
         with pytest.raises(ValidationError, match=rf"db\.v1t is format version 1 but {prop}=merge-on-read"):
             session.sql(sql)
-    assert table.refresh().metadata_location == before and files_on_disk(table) == disk
+    assert table.refresh().metadata_location == before
+    assert files_on_disk(table) == disk
     # A misspelt mode is refused when set (one line naming key and value), not stored to break later writes.
     with pytest.raises(ValidationError, match="write.delete.mode must be one of copy-on-write, merge-on-read, got 'merge-on-write'"):
         session.sql("ALTER TABLE v1t SET TBLPROPERTIES ('write.delete.mode'='merge-on-write')")

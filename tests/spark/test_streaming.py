@@ -43,7 +43,7 @@ def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
 
 
 def _table(spark: SparkSession, name: str) -> Table:
-    from floe.sql.spark_session import floe_sql_state
+    from floe.spark.sql_session import floe_sql_state
 
     return floe_sql_state(spark).context.load(tuple(name.split(".")))
 
@@ -152,7 +152,8 @@ def test_changelog_stream_matches_a_model_after_every_batch(spark: SparkSession,
     assert FileContent.EQUALITY_DELETES in contents
     assert FileContent.POSITION_DELETES in contents  # keys written and changed again in one batch
     names = [d.data_file.file_path for e in table.scan().plan_files() for d in e.deletes]
-    assert names and all(p.endswith("-deletes.parquet") for p in names)
+    assert names
+    assert all(p.endswith("-deletes.parquet") for p in names)
 
 
 def test_apply_changes_batch_api_and_v3_deletion_vectors(spark: SparkSession, lake: str) -> None:
@@ -165,11 +166,13 @@ def test_apply_changes_batch_api_and_v3_deletion_vectors(spark: SparkSession, la
     )
     result = apply_changes(_table(spark, name), changes, order_by="seq")
     assert (result.rows_inserted, result.keys_deleted) == (3, 3)
-    assert result.equality_delete_files == 1 and result.position_delete_files == 1
+    assert result.equality_delete_files == 1
+    assert result.position_delete_files == 1
     assert _state(spark, name) == {(1, "2024-01-01"): "a2", (4, "2024-01-02"): "d"}
     vectors = [d.data_file for e in _table(spark, name).scan().plan_files() for d in e.deletes
                if d.data_file.content == FileContent.POSITION_DELETES]
-    assert vectors and all(v.file_format.value.lower() == "puffin" for v in vectors)  # v3: no Parquet position deletes
+    assert vectors
+    assert all(v.file_format.value.lower() == "puffin" for v in vectors)  # v3: no Parquet position deletes
 
 
 def test_apply_changes_refuses_bad_input(spark: SparkSession, lake: str) -> None:

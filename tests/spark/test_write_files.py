@@ -68,7 +68,8 @@ def test_write_files_target_file_size_option_rolls_files(spark: SparkSession, ca
     assert len(write_files(t, one_task)) == 1
     # the native writer's rows-per-file estimate has a floor of 1000 rows
     rolled = write_files(t, one_task, options={"target-file-size-bytes": "1"})
-    assert len(rolled) == 3 and sum(f.record_count for f in rolled) == 3000
+    assert len(rolled) == 3
+    assert sum(f.record_count for f in rolled) == 3000
     with pytest.raises(ValidationError, match="target-file-size-bytes"):
         write_files(t, one_task, options={"target-file-size-bytes": "big"})
     assert t.refresh().current_snapshot() is None

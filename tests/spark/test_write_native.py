@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 import floe
 from floe.errors import ValidationError
 from floe.io.arrow_schema import field_id_of
+from floe.serde.single_value import decode_bounds
 from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.schema import Schema
 from floe.spec.types import (
@@ -159,8 +160,10 @@ def test_write_native_files_have_field_ids_and_micros(spark: SparkSession, catal
         assert field_id_of(schema.field("pt").type.field(0)) == 11
         assert [field_id_of(f) for f in schema] == list(range(1, 11))
         assert schema.field("ts").type == pa.timestamp("us")
-        assert task.data_file.file_path.endswith(".parquet") and "/data/" in task.data_file.file_path
-    assert t.current_snapshot().summary.properties and dict(t.current_snapshot().summary.properties)["spark.app.id"]
+        assert task.data_file.file_path.endswith(".parquet")
+        assert "/data/" in task.data_file.file_path
+    assert t.current_snapshot().summary.properties
+    assert dict(t.current_snapshot().summary.properties)["spark.app.id"]
 
 
 def test_write_manifest_metrics_match_data(spark: SparkSession, catalog: floe.Catalog) -> None:
@@ -170,18 +173,24 @@ def test_write_manifest_metrics_match_data(spark: SparkSession, catalog: floe.Ca
     files = [task.data_file for task in t.scan().include_column_stats().plan_files()]
     assert len(files) == 1
     f = files[0]
-    assert f.record_count == 200 and f.value_counts[1] == 200
+    assert f.record_count == 200
+    assert f.value_counts[1] == 200
     assert f.null_value_counts[2] == sum(1 for r in rows if r[1] is None)
-    lower, upper = f.lower_bound_values(SCHEMA), f.upper_bound_values(SCHEMA)
-    assert lower[1] == 0 and upper[1] == 199
+    lower, upper = decode_bounds(f.lower_bounds, SCHEMA), decode_bounds(f.upper_bounds, SCHEMA)
+    assert lower[1] == 0
+    assert upper[1] == 199
     ints = [r[1] for r in rows if r[1] is not None]
-    assert lower[2] == min(ints) and upper[2] == max(ints)
+    assert lower[2] == min(ints)
+    assert upper[2] == max(ints)
     # the double column holds NaN: no NaN count is claimed and no (NaN-polluted) bounds are kept
-    assert 9 not in lower and 9 not in upper and 9 not in (f.nan_value_counts or {})
+    assert 9 not in lower
+    assert 9 not in upper
+    assert 9 not in (f.nan_value_counts or {})
     clean = catalog.create_table("db.metrics2", SCHEMA)
     clean.append(spark.createDataFrame([r[:8] + (0.5,) + r[9:] for r in rows], DDL).coalesce(1))
     g = next(iter(clean.scan().include_column_stats().plan_files())).data_file
-    assert g.nan_value_counts[9] == 0 and g.lower_bound_values(SCHEMA)[9] == 0.5
+    assert g.nan_value_counts[9] == 0
+    assert decode_bounds(g.lower_bounds, SCHEMA)[9] == 0.5
 
 
 NESTED = Schema(

@@ -87,7 +87,8 @@ def _all_ids(t: pa.DataType) -> list[int | None]:
 
 def test_schema_to_arrow_every_type_has_expected_arrow_type() -> None:
     a = schema_to_arrow(ALL_TYPES)
-    assert a.field("b").nullable is False and a.field("i").nullable is True
+    assert a.field("b").nullable is False
+    assert a.field("i").nullable is True
     assert a.field("dec").type == pa.decimal128(38, 10)
     assert a.field("time").type == pa.time64("us")
     assert a.field("ts").type == pa.timestamp("us")
@@ -223,7 +224,9 @@ def test_project_by_field_id_after_rename_reorder_drop_add_promote(tmp_path: Pat
         "with_default": 42,
         "day": datetime.datetime(2024, 1, 2),
     }
-    assert rows[1]["position"] is None and rows[1]["cnt"] is None and rows[1]["with_default"] == 42
+    assert rows[1]["position"] is None
+    assert rows[1]["cnt"] is None
+    assert rows[1]["with_default"] == 42
 
 
 def test_project_by_field_id_reused_name_matches_by_id_not_name() -> None:
@@ -327,7 +330,8 @@ def test_project_with_name_mapping_file_without_ids(tmp_path: Path) -> None:
         '{"field-id":10,"names":["props"],"fields":[{"field-id":11,"names":["key"]},{"field-id":12,"names":["value"]}]}]'
     )
     mapped = apply_name_mapping(table.schema, mapping)
-    assert field_id_of(mapped.field("record_id")) == 1 and field_id_of(mapped.field("extra")) is None
+    assert field_id_of(mapped.field("record_id")) == 1
+    assert field_id_of(mapped.field("extra")) is None
     out = project_by_field_id(table, V1.select(["id", "loc", "tags", "props", "count"]), name_mapping=mapping)
     assert out.to_pylist() == [
         {"id": 7, "count": None, "loc": {"lat": 1.5, "lon": 2.5}, "tags": ["a"], "props": [("k", 1)]}

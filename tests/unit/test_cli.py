@@ -30,13 +30,15 @@ def sensordata(tmp_path: Path) -> Path:
     The schema and partitioning come from parsing the seed's CREATE TABLE; the data files are descriptors
     (the inspection commands read metadata and manifests, never data).
     """
-    from floe.config import FloeConfig, open_catalog
+    from floe.catalog.loader import open_catalog
+    from floe.config import FloeConfig
     from floe.spec.manifest import DataFile, FileContent, FileFormat
     from floe.spec.partitioning import PartitionSpecBuilder
     from floe.sql import CreateTable, parse_statement
 
     stmt = parse_statement(SEED_CREATE)
-    assert isinstance(stmt, CreateTable) and stmt.schema is not None
+    assert isinstance(stmt, CreateTable)
+    assert stmt.schema is not None
     builder = PartitionSpecBuilder(stmt.schema)
     for field in stmt.partition_spec:
         builder.identity(field.source)
@@ -97,7 +99,9 @@ def test_cli_help_lists_commands_exit_0(tmp_path: Path) -> None:
 
 def test_cli_sql_help_mentions_file_option(tmp_path: Path) -> None:
     proc = floe("sql", "--help", cwd=tmp_path)
-    assert proc.returncode == 0 and "--file" in proc.stdout and "--conf" in proc.stdout
+    assert proc.returncode == 0
+    assert "--file" in proc.stdout
+    assert "--conf" in proc.stdout
 
 
 def test_cli_sql_json_format_one_array_per_statement(tmp_path: Path) -> None:
@@ -174,12 +178,14 @@ def test_cli_errors_one_red_line_exit_1(tmp_path: Path, args: tuple[str, ...], f
 
 def test_cli_error_with_debug_shows_traceback(tmp_path: Path) -> None:
     proc = floe("--debug", "sql", "SELECT * FROMM t", cwd=tmp_path)
-    assert proc.returncode != 0 and "Traceback" in proc.stderr
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
 
 
 def test_cli_bad_format_is_usage_error_exit_2(tmp_path: Path) -> None:
     proc = floe("sql", "SET", "--format", "xml", cwd=tmp_path)
-    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    assert proc.returncode == 2
+    assert "invalid choice" in proc.stderr
 
 
 def test_cli_shell_reads_multiline_statements_and_survives_errors(tmp_path: Path) -> None:
@@ -246,7 +252,8 @@ def test_cli_history_snapshots_files_from_metadata(sensordata: Path) -> None:
     history = json.loads(floe("history", "floe.db.sensordata", "--format", "json", cwd=sensordata).stdout)
     snapshots = json.loads(floe("snapshots", "db.sensordata", "--format", "json", cwd=sensordata).stdout)
     files = json.loads(floe("files", "db.sensordata", "--format", "json", cwd=sensordata).stdout)
-    assert len(history) == 2 and all(h["is_current_ancestor"] for h in history)
+    assert len(history) == 2
+    assert all(h["is_current_ancestor"] for h in history)
     assert history[1]["parent_id"] == history[0]["snapshot_id"]
     assert [s["operation"] for s in snapshots] == ["append", "append"]
     assert snapshots[1]["summary"]["total-records"] == "3"
@@ -316,7 +323,8 @@ def test_cli_history_files_hadoop_catalog_import_no_spark_sqlglot_sqlalchemy(tmp
     # The table layer (producers, expressions, scan planning) and SQL/Spark stacks stay unloaded.
     assert lines[-1].split() == ["RCS", "0", "0", "LOADED"], proc.stdout + proc.stderr
     history = list(csv.reader(lines[1:4]))
-    assert len(history) == 3 and all(row[3] == "true" for row in history)
+    assert len(history) == 3
+    assert all(row[3] == "true" for row in history)
     files = list(csv.DictReader(lines[4:-1]))
     assert sorted(int(f["record_count"]) for f in files) == [10, 11, 12]
 
@@ -329,12 +337,15 @@ def test_cli_table_format_many_rows_aligned_and_wide_cells_folded(monkeypatch: p
     rows = [(i, f"s3://bucket/{'x' * 50}/{i}.parquet", i % 2 == 0) for i in range(1000)]
     text = render(ResultSet(columns=["id", "file_path", "even"], rows=rows), "table")
     lines = text.splitlines()
-    assert lines[0].split() == ["id", "file_path", "even"] and set(lines[1]) == {"\u2500"}
+    assert lines[0].split() == ["id", "file_path", "even"]
+    assert set(lines[1]) == {"\u2500"}
     assert lines[-1] == "(1000 rows)"
     assert max(len(line) for line in lines) <= 40
     second = next(k for k, line in enumerate(lines) if line.startswith("1 "))
     first_row = lines[2:second]  # the path folds over several lines; id and even stay in their columns
-    assert len(first_row) > 1 and first_row[0].split()[0] == "0" and first_row[0].split()[-1] == "true"
+    assert len(first_row) > 1
+    assert first_row[0].split()[0] == "0"
+    assert first_row[0].split()[-1] == "true"
     start, end = lines[0].index("file_path"), lines[0].index("even")
     assert "".join(line[start:end].strip() for line in first_row) == rows[0][1]
     assert lines[second].index("false") == first_row[0].index("true") == end

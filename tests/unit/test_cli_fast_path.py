@@ -188,7 +188,8 @@ def _inspect_code(commands: list[list[str]], extra: list[str]) -> str:
 
 
 def test_cli_inspection_same_output_as_sql_catalog_without_sqlalchemy_or_pyarrow(tmp_path: Path) -> None:
-    from floe.config import FloeConfig, open_catalog
+    from floe.catalog.loader import open_catalog
+    from floe.config import FloeConfig
 
     config = FloeConfig.load(environ={"FLOE_HOME": str(tmp_path), "HOME": str(tmp_path)}, cwd=tmp_path)
     catalog = open_catalog("floe", config.catalogs["floe"])
@@ -205,7 +206,9 @@ def test_cli_inspection_same_output_as_sql_catalog_without_sqlalchemy_or_pyarrow
     assert fast[-1] == "LOADED"
     assert slow[-1].startswith("LOADED sqlalchemy")  # the comparison really went through SQLAlchemy
     assert fast[:-1] == slow[:-1]
-    assert "db" in fast[0] and "t" in fast[0] and len(fast) == len(commands) + 1
+    assert "db" in fast[0]
+    assert "t" in fast[0]
+    assert len(fast) == len(commands) + 1
 
 
 def test_cli_tables_fresh_home_falls_back_and_creates_catalog(tmp_path: Path) -> None:

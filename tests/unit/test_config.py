@@ -201,7 +201,8 @@ def test_load_precedence_conf_over_env_over_file(tmp_path: Path) -> None:
         {"spark.sql.catalog.a.warehouse": "/conf", "spark.sql.defaultCatalog": "a"},
         env=env,
     )
-    assert cfg.catalogs["a"]["warehouse"] == "/conf" and cfg.catalogs["a"]["keep"] == "file"
+    assert cfg.catalogs["a"]["warehouse"] == "/conf"
+    assert cfg.catalogs["a"]["keep"] == "file"
     assert cfg.default_catalog == "a"
     assert "spark.sql.defaultCatalog" not in cfg.spark_conf
 
@@ -277,7 +278,8 @@ def test_resolve_catalog_precedence_keywords_over_env_over_file(tmp_path: Path) 
 
 def test_resolve_catalog_no_name_is_default_catalog(tmp_path: Path) -> None:
     name, props = _resolve(tmp_path, None)
-    assert name == EMBEDDED_CATALOG and props["uri"] == f"sqlite:///{tmp_path / '.floe' / 'catalog.db'}"
+    assert name == EMBEDDED_CATALOG
+    assert props["uri"] == f"sqlite:///{tmp_path / '.floe' / 'catalog.db'}"
     name, props = _resolve(
         tmp_path, None, env={"FLOE_DEFAULT_CATALOG": "w", "FLOE_CATALOG__W__WAREHOUSE": "/w"}
     )
@@ -286,7 +288,8 @@ def test_resolve_catalog_no_name_is_default_catalog(tmp_path: Path) -> None:
 
 def test_resolve_catalog_name_falls_back_to_lower_case(tmp_path: Path) -> None:
     name, props = _resolve(tmp_path, "PROD", env={"FLOE_CATALOG__PROD__WAREHOUSE": "/p"})
-    assert name == "PROD" and props["warehouse"] == "/p"
+    assert name == "PROD"
+    assert props["warehouse"] == "/p"
 
 
 def test_resolve_catalog_unknown_name_without_properties_names_fix(tmp_path: Path) -> None:
@@ -354,14 +357,15 @@ def test_load_table_by_name_identifier_and_location_open_same_table(tmp_path: Pa
     from floe.errors import NoSuchTableError
 
     cfg = _names_config(tmp_path)
-    from floe.config import open_catalog
+    from floe.catalog.loader import open_catalog
 
     cat = open_catalog("Prod", cfg.catalog_properties("Prod"))
     cat.create_namespace(("a", "b"))  # type: ignore[attr-defined]
     created = cat.create_table(("a", "b", "t"), pa.schema([("id", pa.int64())]))  # type: ignore[attr-defined]
     by_name = load_table_by_name("prod.a.b.t", config=cfg)
     by_location = load_table_by_name(created.location(), config=cfg)
-    assert is_location(created.location()) and by_name.metadata.table_uuid == by_location.metadata.table_uuid
+    assert is_location(created.location())
+    assert by_name.metadata.table_uuid == by_location.metadata.table_uuid
     with pytest.raises(NoSuchTableError, match=r"a\.b\.missing in catalog Prod"):
         load_table_by_name("Prod.a.b.missing", config=cfg)
 

@@ -180,7 +180,8 @@ def test_java_table_with_deletion_vectors_reads_on_the_driver(java_tables: Path)
     assert ids(second.snapshot_id) == [1, 3, 5]
     tasks = list(table.scan().plan_files())
     with_vectors = [t for t in tasks if t.deletes]
-    assert len(tasks) == 5 and len(with_vectors) == 2
+    assert len(tasks) == 5
+    assert len(with_vectors) == 2
     assert all(t.deletes[0].data_file.referenced_data_file == t.file_path for t in with_vectors)
 
 

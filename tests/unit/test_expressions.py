@@ -123,8 +123,11 @@ def test_and_or_with_constants_simplify() -> None:
     assert or_(AlwaysFalse(), x) == x
     assert not_(not_(x)) == x
     assert not_(AlwaysTrue()) == AlwaysFalse()
-    assert and_() == AlwaysTrue() and or_() == AlwaysFalse()
-    assert (x & x) == And(x, x) and (x | x) == Or(x, x) and ~x == Not(x)
+    assert and_() == AlwaysTrue()
+    assert or_() == AlwaysFalse()
+    assert (x & x) == And(x, x)
+    assert (x | x) == Or(x, x)
+    assert ~x == Not(x)
 
 
 def test_negate_flips_every_operation() -> None:
@@ -161,7 +164,8 @@ def test_bind_unknown_column_names_it() -> None:
 
 def test_bind_case_insensitive_finds_column() -> None:
     bound = bind(SCHEMA, equal_to("DATA", "x"), case_sensitive=False)
-    assert isinstance(bound, EqualTo) and bound.ref.field_id == 2
+    assert isinstance(bound, EqualTo)
+    assert bound.ref.field_id == 2
     with pytest.raises(ValidationError):
         bind(SCHEMA, equal_to("DATA", "x"))
 
@@ -220,7 +224,8 @@ def test_bind_int_column_long_literal_folds_like_java() -> None:
 
 def test_bind_set_drops_out_of_range_and_collapses() -> None:
     bound = bind(SCHEMA, in_("i", [1, 2**40]))
-    assert isinstance(bound, EqualTo) and bound.value == 1
+    assert isinstance(bound, EqualTo)
+    assert bound.value == 1
     assert bind(SCHEMA, in_("i", [2**40])) == AlwaysFalse()
     assert bind(SCHEMA, not_in("i", [2**40])) == AlwaysTrue()
     assert isinstance(bind(SCHEMA, not_in("i", [1, 2**40])), NotEqualTo)
@@ -283,7 +288,9 @@ def test_convert_literal_user_values_to_representation(
 
 def test_convert_literal_float_rounds_to_float32() -> None:
     out = convert_literal(0.1, FloatType(), column="f")
-    assert isinstance(out, float) and out != 0.1 and abs(out - 0.1) < 1e-8
+    assert isinstance(out, float)
+    assert out != 0.1
+    assert abs(out - 0.1) < 1e-8
 
 
 @pytest.mark.parametrize(
@@ -319,7 +326,8 @@ def test_convert_literal_invalid_value_raises_naming_column(
 ) -> None:
     with pytest.raises(ValidationError, match=message) as info:
         convert_literal(value, itype, column="col_x")  # type: ignore[arg-type]
-    assert "col_x" in str(info.value) and str(itype) in str(info.value)
+    assert "col_x" in str(info.value)
+    assert str(itype) in str(info.value)
 
 
 # -- row evaluator ----------------------------------------------------------------------------

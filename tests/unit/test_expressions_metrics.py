@@ -145,7 +145,8 @@ def test_inclusive_metrics_nan_only_and_nan_counts() -> None:
 
 def test_inclusive_metrics_nan_bound_is_ignored() -> None:
     old_writer = data_file(values={3: 10}, lower={3: math.nan}, upper={3: math.nan})
-    assert may("d > 100", old_writer) and may("d < -100", old_writer)
+    assert may("d > 100", old_writer)
+    assert may("d < -100", old_writer)
 
 
 def test_inclusive_metrics_empty_file_cannot_match() -> None:
@@ -201,10 +202,12 @@ def test_strict_metrics_evaluator_cases(text: str, expected: bool) -> None:
 
 def test_strict_metrics_equal_and_in_need_single_value() -> None:
     single = data_file(values={1: 5}, nulls={1: 0}, lower={1: 7}, upper={1: 7})
-    assert must("id = 7", single) and not must("id = 8", single)
+    assert must("id = 7", single)
+    assert not must("id = 8", single)
     assert must("id in (7, 9)", single)
     small_range = data_file(values={1: 5}, nulls={1: 0}, lower={1: 7}, upper={1: 9})
-    assert must("id in (7, 8, 9)", small_range) and not must("id in (7, 9)", small_range)
+    assert must("id in (7, 8, 9)", small_range)
+    assert not must("id in (7, 9)", small_range)
 
 
 def test_strict_metrics_nan_counts() -> None:
@@ -214,7 +217,8 @@ def test_strict_metrics_nan_counts() -> None:
     unknown_nan = data_file(values={3: 10}, nulls={3: 0}, lower={3: 1.0}, upper={3: 2.0})
     assert not must("d < 3", unknown_nan)  # NaN counts missing: NaN rows may exist
     nan_only = data_file(values={3: 10}, nulls={3: 0}, nans={3: 10})
-    assert must("d is nan", nan_only) and must("d != 1", nan_only)
+    assert must("d is nan", nan_only)
+    assert must("d != 1", nan_only)
 
 
 def test_strict_metrics_empty_file_all_match() -> None:

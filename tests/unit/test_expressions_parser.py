@@ -128,7 +128,8 @@ def test_parse_filter_not_of_comparison_keeps_not() -> None:
 
 def test_parse_filter_nested_deep_struct_path() -> None:
     parsed = parse_filter("a.b.c.d.e = 1")
-    assert isinstance(parsed, EqualTo) and parsed.term == Reference("a.b.c.d.e")
+    assert isinstance(parsed, EqualTo)
+    assert parsed.term == Reference("a.b.c.d.e")
 
 
 def test_parse_filter_sqlglot_imported_only_when_parsing() -> None:

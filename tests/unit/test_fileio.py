@@ -173,7 +173,8 @@ def test_local_exclusive_create_thread_race_exactly_one_wins(tmp_path: Path) -> 
         t.start()
     for t in threads:
         t.join()
-    assert len(wins) == 1 and len(losses) == 15
+    assert len(wins) == 1
+    assert len(losses) == 15
     assert io.new_input(loc).read_bytes() == f"writer-{wins[0]}".encode() * 100
 
 
@@ -228,7 +229,8 @@ def test_local_rename_no_overwrite(tmp_path: Path) -> None:
         io.rename(src, dst)
     io.delete(dst)
     io.rename(src, dst)
-    assert io.new_input(dst).read_bytes() == b"1" and not io.exists(src)
+    assert io.new_input(dst).read_bytes() == b"1"
+    assert not io.exists(src)
     with pytest.raises(NoSuchFileError):
         io.rename(src, str(tmp_path / "v2.json"))
     with pytest.raises(UnsupportedError):

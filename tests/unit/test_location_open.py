@@ -33,9 +33,11 @@ def test_location_operations_metastore_folder_in_place_reads_newest_file_unmappe
     t = make_table(tmp_path)
     t.new_append().append_file(data_file("a")).commit()
     ops = location_operations(t.location())
-    assert isinstance(ops, ReadOnlyTableOperations) and not isinstance(ops.io, FolderFileIO)
+    assert isinstance(ops, ReadOnlyTableOperations)
+    assert not isinstance(ops.io, FolderFileIO)
     metadata, location = ops.load()
-    assert location == t.metadata_location and metadata.current_snapshot_id == t.metadata.current_snapshot_id
+    assert location == t.metadata_location
+    assert metadata.current_snapshot_id == t.metadata.current_snapshot_id
 
 
 def test_location_operations_any_json_file_opens_that_version(tmp_path: Path) -> None:
@@ -44,4 +46,5 @@ def test_location_operations_any_json_file_opens_that_version(tmp_path: Path) ->
     other = tmp_path / "copy.json"
     shutil.copy(t.metadata_location, other)
     metadata, location = location_operations(str(other)).load()
-    assert location == str(other) and metadata.table_uuid == t.metadata.table_uuid
+    assert location == str(other)
+    assert metadata.table_uuid == t.metadata.table_uuid

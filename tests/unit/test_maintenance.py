@@ -75,17 +75,19 @@ def test_plan_expiry_keeps_retain_last_ancestors_and_snapshots_newer_than_cutoff
 def test_plan_expiry_respects_tags_branches_and_their_retention(tmp_path: Path) -> None:
     t = make_table(tmp_path)
     ids = five_appends(t)
-    t.manage_snapshots().create_tag("v1", ids[0]).create_branch("b", ids[1], min_snapshots_to_keep=2).commit()
+    t.manage_snapshots().create_tag(ids[0], "v1").create_branch(ids[1], "b", min_snapshots_to_keep=2).commit()
     md = t.metadata
     now = md.snapshot_by_id(ids[-1]).timestamp_ms + 10 * DAY_MS
     plan = plan_expiry(md, now_ms=now)
     # the tag keeps ids[0]; branch b keeps its head and parent (ids[1], ids[0]); main keeps its head
-    assert set(plan.expired_snapshot_ids) == {ids[2], ids[3]} and plan.removed_refs == ()
+    assert set(plan.expired_snapshot_ids) == {ids[2], ids[3]}
+    assert plan.removed_refs == ()
     # an aged-out tag is dropped and its snapshot expires (main never ages out)
     t.manage_snapshots().remove_branch("b").remove_tag("v1").commit()
-    t.manage_snapshots().create_tag("v1", ids[0], max_ref_age_ms=DAY_MS).commit()
+    t.manage_snapshots().create_tag(ids[0], "v1", max_ref_age_ms=DAY_MS).commit()
     plan = plan_expiry(t.metadata, now_ms=now)
-    assert plan.removed_refs == ("v1",) and set(plan.expired_snapshot_ids) == set(ids[:-1])
+    assert plan.removed_refs == ("v1",)
+    assert set(plan.expired_snapshot_ids) == set(ids[:-1])
     with pytest.raises(ValidationError, match=r"still referenced by 'main'"):
         plan_expiry(t.metadata, now_ms=now, snapshot_ids=[ids[-1]])
     with pytest.raises(NoSuchSnapshotError):
@@ -127,19 +129,30 @@ def test_expire_snapshots_deletes_only_files_no_remaining_snapshot_needs(tmp_pat
     assert set(result.expired_snapshot_ids) == {s1.snapshot_id, s2.snapshot_id}
     assert next(s.snapshot_id for s in t.snapshots()) == s3.snapshot_id
     assert t.refresh().metadata.snapshot_by_id(s1.snapshot_id) is None  # committed, not just in memory
-    assert not exists(a) and exists(b) and exists(c) and exists(pos)
-    assert result.deleted_data_files_count == 1 and result.deleted_position_delete_files_count == 0
-    assert result.deleted_manifest_lists_count == 2 and not any(exists(p) for p in old_lists)
+    assert not exists(a)
+    assert exists(b)
+    assert exists(c)
+    assert exists(pos)
+    assert result.deleted_data_files_count == 1
+    assert result.deleted_position_delete_files_count == 0
+    assert result.deleted_manifest_lists_count == 2
+    assert not any(exists(p) for p in old_lists)
     gone = old_manifests - kept_manifests
-    assert result.deleted_manifest_files_count == len(gone) > 0 and not any(exists(p) for p in gone)
-    assert all(exists(p) for p in kept_manifests) and live(t) == {"b", "c", "pos"}
+    assert result.deleted_manifest_files_count == len(gone) > 0
+    assert not any(exists(p) for p in gone)
+    assert all(exists(p) for p in kept_manifests)
+    assert live(t) == {"b", "c", "pos"}
     # expiring the overwrite and the row delta's parent: the delete file stays with the current snapshot
     result = expire_snapshots(t, older_than_ms=t.current_snapshot().timestamp_ms + 1)
-    assert result.expired_snapshot_ids == (s3.snapshot_id,) and result.deleted_data_files_count == 0
-    assert exists(b) and exists(c) and exists(pos)
+    assert result.expired_snapshot_ids == (s3.snapshot_id,)
+    assert result.deleted_data_files_count == 0
+    assert exists(b)
+    assert exists(c)
+    assert exists(pos)
     # nothing left to expire: no commit
     location = t.metadata_location
-    assert expire_snapshots(t, older_than_ms=0).expired_snapshot_ids == () and t.metadata_location == location
+    assert expire_snapshots(t, older_than_ms=0).expired_snapshot_ids == ()
+    assert t.metadata_location == location
 
 
 def test_expire_snapshots_keeps_files_of_tagged_snapshots_and_counts_delete_kinds(tmp_path: Path) -> None:
@@ -149,16 +162,20 @@ def test_expire_snapshots_keeps_files_of_tagged_snapshots_and_counts_delete_kind
     eq = real_file(t, "eq", content=FileContent.EQUALITY_DELETES, equality_ids=(1,))
     t.new_row_delta().add_deletes(eq).commit()
     tagged = t.current_snapshot().snapshot_id
-    t.manage_snapshots().create_tag("keep", tagged).commit()
+    t.manage_snapshots().create_tag(tagged, "keep").commit()
     t.new_delete().delete_file(a).commit()
     t.new_row_delta().remove_deletes(eq).commit()
     now = t.current_snapshot().timestamp_ms
     result = expire_snapshots(t, older_than_ms=now)
-    assert tagged not in result.expired_snapshot_ids and exists(a) and exists(eq)
+    assert tagged not in result.expired_snapshot_ids
+    assert exists(a)
+    assert exists(eq)
     t.manage_snapshots().remove_tag("keep").commit()
     result = expire_snapshots(t, older_than_ms=now + 1)
-    assert result.deleted_data_files_count == 1 and result.deleted_equality_delete_files_count == 1
-    assert not exists(a) and not exists(eq)
+    assert result.deleted_data_files_count == 1
+    assert result.deleted_equality_delete_files_count == 1
+    assert not exists(a)
+    assert not exists(eq)
 
 
 def test_expire_snapshots_replans_on_the_fresh_metadata_after_losing_a_race(tmp_path: Path) -> None:
@@ -175,8 +192,10 @@ def test_expire_snapshots_replans_on_the_fresh_metadata_after_losing_a_race(tmp_
     # planned again on the table as it is at commit time: the newest snapshot stays current
     assert set(result.expired_snapshot_ids) == {s1, s2}
     assert [s.snapshot_id for s in t.refresh().snapshots()] == [s3.snapshot_id]
-    assert all(exists(f) for f in [*files, c]) and live(t) == {"a", "b", "c"}
-    assert result.deleted_data_files_count == 0 and result.deleted_manifest_lists_count == 2
+    assert all(exists(f) for f in [*files, c])
+    assert live(t) == {"a", "b", "c"}
+    assert result.deleted_data_files_count == 0
+    assert result.deleted_manifest_lists_count == 2
 
 
 def test_expire_snapshots_refuses_when_gc_is_disabled_and_deletes_nothing(tmp_path: Path) -> None:
@@ -233,9 +252,12 @@ def test_remove_orphan_files_deletes_unreferenced_old_files(tmp_path: Path, styl
         if p.is_file() and p != young:
             os.utime(p, (old, old))
     result = remove_orphan_files(t, dry_run=True)
-    assert [comparison_key(x) for x in result.orphan_file_locations] == [str(stray)] and stray.exists()
+    assert [comparison_key(x) for x in result.orphan_file_locations] == [str(stray)]
+    assert stray.exists()
     result = remove_orphan_files(t)
-    assert not stray.exists() and young.exists() and Path(root, "data", "a.parquet").exists()
+    assert not stray.exists()
+    assert young.exists()
+    assert Path(root, "data", "a.parquet").exists()
     assert exists(t.metadata_location)
     assert live(t) == {"a"}  # the table still reads: every metadata file survived
     result = remove_orphan_files(t, older_than_ms=2**62)
@@ -263,9 +285,12 @@ def test_rewrite_manifests_clusters_by_partition_into_one_replace_snapshot(tmp_p
     result = rewrite_manifests(t)
     snap = t.current_snapshot()
     manifests = read_manifest_files(t.io, snap)
-    assert (result.rewritten_manifests_count, result.added_manifests_count) == (6, 1) and len(manifests) == 1
-    assert snap.summary["operation"] == Operation.REPLACE.value and snap.parent_snapshot_id == parent.snapshot_id
-    assert snap.summary["manifests-created"] == "1" and snap.summary["manifests-replaced"] == "6"
+    assert (result.rewritten_manifests_count, result.added_manifests_count) == (6, 1)
+    assert len(manifests) == 1
+    assert snap.summary["operation"] == Operation.REPLACE.value
+    assert snap.parent_snapshot_id == parent.snapshot_id
+    assert snap.summary["manifests-created"] == "1"
+    assert snap.summary["manifests-replaced"] == "6"
     assert snap.summary["total-data-files"] == parent.summary["total-data-files"] == "5"
     after = entries(t)
     assert all(e.status == ManifestEntryStatus.EXISTING for e in after)
@@ -291,12 +316,14 @@ def test_rewrite_manifests_keeps_row_ids_on_format_v3(tmp_path: Path) -> None:
     assert result.rewritten_manifests_count == 3
     assert {e.data_file.file_path: e.data_file.first_row_id for e in entries(t) if e.is_live} == before
     snap = t.current_snapshot()
-    assert snap.first_row_id == next_row_id and t.refresh().metadata.next_row_id == next_row_id + 30
+    assert snap.first_row_id == next_row_id
+    assert t.refresh().metadata.next_row_id == next_row_id + 30
 
 
 def test_rewrite_manifests_spec_id_and_empty_table(tmp_path: Path) -> None:
     t = make_table(tmp_path)
-    assert rewrite_manifests(t) == type(rewrite_manifests(t))(0, 0) and t.current_snapshot() is None
+    assert rewrite_manifests(t) == type(rewrite_manifests(t))(0, 0)
+    assert t.current_snapshot() is None
     t.new_fast_append().append_file(real_file(t, "a")).commit()
     with pytest.raises(ValidationError, match="Invalid spec id 7"):
         rewrite_manifests(t, spec_id=7)

@@ -36,7 +36,9 @@ def names(groups: list) -> list[list[str]]:
 def test_options_default_from_table_property_and_validate() -> None:
     o = RewriteOptions.parse(None, {"write.target-file-size-bytes": str(100 * MB)})
     assert (o.target_file_size_bytes, o.min_file_size_bytes, o.max_file_size_bytes) == (100 * MB, 75 * MB, 180 * MB)
-    assert o.min_input_files == 5 and not o.rewrite_all and not o.partial_progress_enabled
+    assert o.min_input_files == 5
+    assert not o.rewrite_all
+    assert not o.partial_progress_enabled
     assert RewriteOptions.parse({"target-file-size-bytes": 1000}, {}).max_file_size_bytes == 1800
     with pytest.raises(ValidationError, match="Unknown rewrite_data_files option.*bogus"):
         RewriteOptions.parse({"bogus": "1"}, {})
@@ -53,7 +55,8 @@ def test_small_files_group_per_partition_once_there_are_enough() -> None:
     tasks.append(task("ok", 100, p=0))  # within [75, 180] MB: left alone
     groups = plan_groups(tasks, opts(target_file_size_bytes=100 * MB))
     # partition 0 has 5 small files (min-input-files); partition 1 only 4 and 4 MB < target
-    assert names(groups) == [[f"a{i}" for i in range(5)]] and groups[0].partition == (0,)
+    assert names(groups) == [[f"a{i}" for i in range(5)]]
+    assert groups[0].partition == (0,)
     groups = plan_groups(tasks, opts(target_file_size_bytes=100 * MB, min_input_files=2))
     assert names(groups) == [[f"a{i}" for i in range(5)], [f"b{i}" for i in range(4)]]
     assert groups[1].size_bytes == 4 * MB
@@ -74,7 +77,8 @@ def test_enough_bytes_too_large_files_deletes_and_rewrite_all() -> None:
 def test_groups_are_cut_at_max_group_size_and_unpartitioned_files_group_together() -> None:
     tasks = [task(f"f{i}", 4, p=None) for i in range(6)]
     groups = plan_groups(tasks, opts(target_file_size_bytes=10 * MB, max_file_group_size_bytes=9 * MB, min_input_files=2))
-    assert [len(g.tasks) for g in groups] == [2, 2, 2] and all(g.partition == () for g in groups)
+    assert [len(g.tasks) for g in groups] == [2, 2, 2]
+    assert all(g.partition == () for g in groups)
     assert all(g.size_bytes <= 9 * MB for g in groups)
 
 
@@ -85,7 +89,8 @@ def test_plan_rewrite_on_a_table_uses_the_filter_and_the_snapshot_sequence_numbe
         t.new_fast_append().append_file(data_file(f"a{i}", p=0, size=100)).append_file(data_file(f"b{i}", p=1, size=100)).commit()
     plan = plan_rewrite(t, options={"min-input-files": "2", "target-file-size-bytes": "1000"})
     assert names(list(plan.groups)) == [["a0", "a1", "a2"], ["b0", "b1", "b2"]]
-    assert plan.snapshot_id == t.current_snapshot().snapshot_id and plan.sequence_number == 3
+    assert plan.snapshot_id == t.current_snapshot().snapshot_id
+    assert plan.sequence_number == 3
     plan = plan_rewrite(t, where="p = 1", options={"min-input-files": "2", "target-file-size-bytes": "1000"})
     assert names(list(plan.groups)) == [["b0", "b1", "b2"]]
     assert plan.read_scan.row_filter.__class__.__name__ == "AlwaysTrue"  # rows are read whole
@@ -100,7 +105,8 @@ def test_commit_rewrite_is_one_replace_snapshot_and_conflicts_with_concurrent_de
     (group,) = plan.groups
     commit_rewrite(t, plan, [(group, [data_file("merged", p=0, size=300, records=30)])])
     snap = t.current_snapshot()
-    assert snap.summary["operation"] == "replace" and snap.summary["deleted-data-files"] == "3"
+    assert snap.summary["operation"] == "replace"
+    assert snap.summary["deleted-data-files"] == "3"
     assert live(t) == {"merged"}
     merged = next(e for e in entries(t) if e.is_live)
     assert merged.sequence_number == plan.sequence_number == 3  # older equality deletes keep applying

@@ -22,7 +22,7 @@ from floe.serde.manifest_avro import (
     read_manifest_list,
     write_manifest_list,
 )
-from floe.serde.single_value import from_bytes, to_bytes
+from floe.serde.single_value import decode_bounds, from_bytes, to_bytes
 from floe.spec.manifest import (
     DataFile,
     FileContent,
@@ -149,7 +149,9 @@ def test_manifest_partition_values_use_floe_representation() -> None:
     (entry,) = read_manifest(data)
     category, day, bucket, price, key, score, d = entry.data_file.partition
     assert (category, day, bucket, price, key, score, d) == PARTS[0]
-    assert isinstance(day, int) and isinstance(d, int) and isinstance(price, Decimal)
+    assert isinstance(day, int)
+    assert isinstance(d, int)
+    assert isinstance(price, Decimal)
     assert isinstance(key, uuid.UUID)
 
 
@@ -164,7 +166,8 @@ def test_manifest_v2_sequence_number_inheritance_only_for_added() -> None:
         ("delete", data_file(2, PARTS[2]), {"data_sequence_number": 1, "file_sequence_number": 1}),
     ]
     data, mf = write(entries, format_version=2)
-    assert mf.sequence_number is None and mf.min_sequence_number == 1
+    assert mf.sequence_number is None
+    assert mf.min_sequence_number == 1
     listed = mf.with_changes(sequence_number=9, min_sequence_number=1)
     added, existing, deleted = read_manifest(data, manifest_file=listed)
     assert (added.sequence_number, added.file_sequence_number, added.snapshot_id) == (9, 9, 77)
@@ -177,7 +180,8 @@ def test_manifest_v2_sequence_number_inheritance_only_for_added() -> None:
     )
     # Without the manifest-list entry nothing is inherited.
     raw_added = read_manifest(data)[0]
-    assert raw_added.sequence_number is None and raw_added.file_sequence_number is None
+    assert raw_added.sequence_number is None
+    assert raw_added.file_sequence_number is None
 
 
 def test_manifest_snapshot_id_inherited_when_null() -> None:
@@ -203,8 +207,11 @@ def test_manifest_counts_and_partition_summaries() -> None:
     _, mf = write(entries, format_version=2)
     assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (2, 1, 0)
     assert (mf.added_rows_count, mf.existing_rows_count, mf.deleted_rows_count) == (201, 102, 0)
-    assert mf.partition_spec_id == 2 and mf.content == ManifestContent.DATA and mf.added_snapshot_id == 77
-    assert mf.partitions is not None and len(mf.partitions) == 7
+    assert mf.partition_spec_id == 2
+    assert mf.content == ManifestContent.DATA
+    assert mf.added_snapshot_id == 77
+    assert mf.partitions is not None
+    assert len(mf.partitions) == 7
     category, day, bucket, price, key, score, d = mf.partitions
     assert category == PartitionFieldSummary(True, False, b"art", b"books")
     assert (from_bytes(DateType(), day.lower_bound), from_bytes(DateType(), day.upper_bound)) == (
@@ -218,13 +225,16 @@ def test_manifest_counts_and_partition_summaries() -> None:
     )
     assert from_bytes(DecimalType(9, 2), price.lower_bound) == Decimal("-1.00")
     assert from_bytes(DecimalType(9, 2), price.upper_bound) == Decimal("120.00")
-    assert key.contains_null and key.lower_bound == K1.bytes
-    assert score.contains_nan and not score.contains_null
+    assert key.contains_null
+    assert key.lower_bound == K1.bytes
+    assert score.contains_nan
+    assert not score.contains_null
     assert (from_bytes(DoubleType(), score.lower_bound), from_bytes(DoubleType(), score.upper_bound)) == (
         -2.0,
         1.5,
     )
-    assert d.contains_null and from_bytes(DateType(), d.lower_bound) == 18000
+    assert d.contains_null
+    assert from_bytes(DateType(), d.lower_bound) == 18000
 
 
 def test_manifest_all_null_partition_field_has_no_bounds() -> None:
@@ -355,10 +365,13 @@ def test_manifest_header_has_spec_keys_and_field_ids() -> None:
     df = avro["fields"][-1]["type"]
     assert df["name"] == "r2"
     ids = {f["name"]: f["field-id"] for f in df["fields"]}
-    assert ids["partition"] == 102 and ids["column_sizes"] == 108 and ids["lower_bounds"] == 125
+    assert ids["partition"] == 102
+    assert ids["column_sizes"] == 108
+    assert ids["lower_bounds"] == 125
     by_name = {f["name"]: f for f in df["fields"]}
     sizes = by_name["column_sizes"]["type"][1]
-    assert sizes["logicalType"] == "map" and sizes["items"]["name"] == "k117_v118"
+    assert sizes["logicalType"] == "map"
+    assert sizes["items"]["name"] == "k117_v118"
     assert [f["field-id"] for f in sizes["items"]["fields"]] == [117, 118]
     assert by_name["split_offsets"]["type"][1]["element-id"] == 133
     assert by_name["equality_ids"]["type"][1]["element-id"] == 136
@@ -368,7 +381,8 @@ def test_manifest_header_has_spec_keys_and_field_ids() -> None:
     day_type = partition["fields"][1]["type"][1]
     assert day_type == {"type": "int", "logicalType": "date"}
     price_type = partition["fields"][3]["type"][1]
-    assert price_type["logicalType"] == "decimal" and price_type["size"] == 4
+    assert price_type["logicalType"] == "decimal"
+    assert price_type["size"] == 4
 
 
 def test_schemas_carry_field_ids_everywhere() -> None:
@@ -408,7 +422,8 @@ def test_manifest_without_header_keys_uses_caller_spec() -> None:
     bare = io.BytesIO()
     fastavro.writer(bare, fastavro.parse_schema(json.loads(reader.metadata["avro.schema"])), records)
     header = read_manifest_header(bare.getvalue())
-    assert "partition-spec-id" not in header and "schema" not in header
+    assert "partition-spec-id" not in header
+    assert "schema" not in header
     (entry,) = read_manifest(bare.getvalue(), partition_spec=SPEC, schema=SCHEMA)
     assert entry.data_file.spec_id == 2
     assert entry.data_file.partition == PARTS[0]
@@ -444,9 +459,9 @@ def test_corrupt_manifest_raises_invalid_metadata() -> None:
 def test_bound_values_decoded_with_schema() -> None:
     data, _ = write([("add", data_file(4, PARTS[0]), {})], format_version=2)
     f = read_manifest(data)[0].data_file
-    assert f.lower_bound_values(SCHEMA) == {1: -4, 2: "a"}
-    assert f.upper_bound_values(SCHEMA) == {1: 1004, 2: "z"}
-    assert f.lower_bound_values(Schema(NestedField(2, "category", StringType()))) == {2: "a"}
+    assert decode_bounds(f.lower_bounds, SCHEMA) == {1: -4, 2: "a"}
+    assert decode_bounds(f.upper_bounds, SCHEMA) == {1: 1004, 2: "z"}
+    assert decode_bounds(f.lower_bounds, Schema(NestedField(2, "category", StringType()))) == {2: "a"}
 
 
 # -- manifest lists -----------------------------------------------------------------------------------
@@ -517,7 +532,8 @@ def test_manifest_list_v1_reads_zero_sequence_numbers() -> None:
     )
     (m,) = read_manifest_list(out.getvalue())
     assert (m.sequence_number, m.min_sequence_number, m.content) == (0, 0, ManifestContent.DATA)
-    assert m.added_files_count == 2 and m.manifest_length == 1234
+    assert m.added_files_count == 2
+    assert m.manifest_length == 1234
     assert read_manifest_header(out.getvalue())["parent-snapshot-id"] == "null"
 
 
@@ -542,8 +558,11 @@ def test_manifest_list_v3_requires_first_row_id() -> None:
 
 def test_manifest_list_schema_ids() -> None:
     fields = {f["name"]: f["field-id"] for f in manifest_list_schema(2)["fields"]}
-    assert fields["manifest_path"] == 500 and fields["content"] == 517 and fields["sequence_number"] == 515
-    assert fields["partitions"] == 507 and fields["key_metadata"] == 519
+    assert fields["manifest_path"] == 500
+    assert fields["content"] == 517
+    assert fields["sequence_number"] == 515
+    assert fields["partitions"] == 507
+    assert fields["key_metadata"] == 519
     assert "first_row_id" not in fields
     assert {f["name"]: f["field-id"] for f in manifest_list_schema(3)["fields"]}["first_row_id"] == 520
 
@@ -579,6 +598,8 @@ def test_read_manifest_stats_columns_keeps_listed_columns_only() -> None:
     data, mf = write([("add", data_file(i, PARTS[i % 3]), {}) for i in range(5)], format_version=2)
     for e in read_manifest(data, manifest_file=mf, stats_columns={2}):
         f = e.data_file
-        assert f.value_counts is not None and set(f.value_counts) == {2}
-        assert f.lower_bounds == {2: b"a"} and f.upper_bounds == {2: b"z"}
+        assert f.value_counts is not None
+        assert set(f.value_counts) == {2}
+        assert f.lower_bounds == {2: b"a"}
+        assert f.upper_bounds == {2: b"z"}
         assert f.nan_value_counts == {}

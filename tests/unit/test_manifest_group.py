@@ -89,7 +89,8 @@ def test_manifest_group_select_stats_empty_skips_metrics(tmp_path: Path) -> None
     (full,) = group.entries()
     (bare,) = group.select_stats(()).entries()
     (one,) = group.select_stats({1}).entries()
-    assert full.data_file.lower_bounds is not None and 1 in full.data_file.lower_bounds
+    assert full.data_file.lower_bounds is not None
+    assert 1 in full.data_file.lower_bounds
     assert bare.data_file.lower_bounds is None
     assert one.data_file.lower_bounds == full.data_file.lower_bounds
 
@@ -131,7 +132,8 @@ def test_manifest_group_threads_prefetch_remote_manifests_in_order(
     expected = [(m.manifest_path, list(es)) for m, es in group.entries_by_manifest()]
     monkeypatch.setattr(manifest_group, "_is_local", lambda location: False)  # take the pool path
     got = [(m.manifest_path, list(es)) for m, es in group.plan_with(2).entries_by_manifest()]
-    assert got == expected and len(got) >= 2
+    assert got == expected
+    assert len(got) >= 2
 
 
 def test_read_entries_cache_hits_return_equal_entries_without_reading(tmp_path: Path) -> None:
@@ -164,4 +166,5 @@ def test_manifest_cache_is_bounded_by_entries() -> None:
     assert cache.manifests.get("big") is None  # larger than one manifest may be: never cached
     cache.manifests.put("c", (7,))  # type: ignore[arg-type]
     assert cache.manifests.get("a") is None  # least recently used goes first
-    assert cache.manifests.get("b") == (3,) and cache.manifests.get("c") == (7,)
+    assert cache.manifests.get("b") == (3,)
+    assert cache.manifests.get("c") == (7,)

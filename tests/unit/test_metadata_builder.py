@@ -69,10 +69,13 @@ def test_new_table_metadata_assigns_fresh_ids(version):
     assert md.last_column_id == 3
     assert md.spec().fields == (PartitionField(2, 1000, DayTransform(), "ts_day"),)
     assert md.last_partition_id == 1000
-    assert md.sort_order().order_id == 1 and md.sort_order().fields[0].source_id == 1
+    assert md.sort_order().order_id == 1
+    assert md.sort_order().fields[0].source_id == 1
     assert isinstance(md.table_uuid, uuid.UUID)
     assert md.properties == {"owner": "me"}
-    assert md.current_snapshot() is None and md.snapshots == () and md.refs == {}
+    assert md.current_snapshot() is None
+    assert md.snapshots == ()
+    assert md.refs == {}
 
 
 def test_new_table_format_version_property_wins_and_is_not_stored():
@@ -81,7 +84,8 @@ def test_new_table_format_version_property_wins_and_is_not_stored():
     )
     assert md.format_version == 1
     assert md.properties == {"a": "b"}
-    assert md.sort_order().is_unsorted and md.default_sort_order_id == 0
+    assert md.sort_order().is_unsorted
+    assert md.default_sort_order_id == 0
 
 
 def test_new_table_builder_changes_replay_into_same_metadata():
@@ -111,7 +115,9 @@ def test_add_schema_then_set_current_last_added(version):
     new_id = b.add_schema(evolved)
     b.set_current_schema(-1)
     out = b.build()
-    assert new_id == 1 and out.current_schema_id == 1 and out.last_column_id == 4
+    assert new_id == 1
+    assert out.current_schema_id == 1
+    assert out.last_column_id == 4
     assert [type(c) for c in b.changes] == [AddSchema, SetCurrentSchema]
     assert b.changes[1].schema_id == -1
     assert out.schema_by_id(0) == md.schema()
@@ -161,7 +167,8 @@ def test_v2_partition_spec_after_removal_of_field_gets_new_id_for_new_transform(
         b.add_partition_spec(PartitionSpec(0, (PartitionField(3, 1000, IdentityTransform(), "data"),)))
     )
     out = b.build()
-    assert out.spec().fields[0].field_id == 1001 and out.last_partition_id == 1001
+    assert out.spec().fields[0].field_id == 1001
+    assert out.last_partition_id == 1001
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -195,7 +202,8 @@ def test_add_sort_order_reuses_same_fields_and_assigns_next_id(version):
 def test_commit_snapshot_moves_main_and_logs_it(version):
     md = _commit(_table(version), 11, 1000)
     md = _commit(md, 12, 2000)
-    assert md.current_snapshot_id == 12 and md.refs[MAIN_BRANCH] == SnapshotRef(12)
+    assert md.current_snapshot_id == 12
+    assert md.refs[MAIN_BRANCH] == SnapshotRef(12)
     assert [(e.snapshot_id, e.timestamp_ms) for e in md.snapshot_log] == [(11, 1000), (12, 2000)]
     assert md.last_updated_ms == 2000
     assert md.last_sequence_number == (2 if version == 2 else 0)
@@ -246,7 +254,8 @@ def test_remove_snapshots_drops_refs_statistics_and_older_log(version):
     b.set_statistics(StatisticsFile(12, "s3://b/t/stats.puffin", 10, 4))
     md = b.build()
     out = MetadataBuilder(md).remove_snapshots([12]).build()
-    assert "tag" not in out.refs and out.statistics == ()
+    assert "tag" not in out.refs
+    assert out.statistics == ()
     assert [e.snapshot_id for e in out.snapshot_log] == [13]
     assert out.current_snapshot_id == 13
 
@@ -255,7 +264,8 @@ def test_remove_snapshots_drops_refs_statistics_and_older_log(version):
 def test_remove_main_ref_clears_current_snapshot(version):
     md = _commit(_table(version), 11, 1000)
     out = MetadataBuilder(md).remove_ref(MAIN_BRANCH).build()
-    assert out.current_snapshot_id is None and out.current_snapshot() is None
+    assert out.current_snapshot_id is None
+    assert out.current_snapshot() is None
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -289,7 +299,8 @@ def test_properties_set_and_remove(version):
 def test_upgrade_v1_to_v2_and_refuse_downgrade():
     md = _commit(_table(1), 11, 1000)
     up = MetadataBuilder(md).upgrade_format_version(2).build()
-    assert up.format_version == 2 and up.last_sequence_number == 0
+    assert up.format_version == 2
+    assert up.last_sequence_number == 0
     up2 = _commit(up, 12, 2000)
     assert up2.snapshot_by_id(12).sequence_number == 1
     with pytest.raises(ValidationError, match="Cannot downgrade v2 table to v1"):
@@ -328,7 +339,8 @@ def test_apply_updates_with_previous_location_logs_it():
     out = apply_updates(
         base, [UpgradeFormatVersion(3)], previous_metadata_location="s3://b/t/metadata/v1.metadata.json"
     )
-    assert out.format_version == 3 and out.metadata_log[-1].metadata_file.endswith("v1.metadata.json")
+    assert out.format_version == 3
+    assert out.metadata_log[-1].metadata_file.endswith("v1.metadata.json")
     assert out.metadata_log[-1].timestamp_ms == base.last_updated_ms
 
 

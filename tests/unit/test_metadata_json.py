@@ -180,7 +180,8 @@ def test_v1_valid_reads_legacy_schema_and_spec():
     md = table_metadata_from_bytes(_read(f"{AI}/TableMetadataV1Valid.json"))
     assert md.format_version == 1
     assert [f.name for f in md.schema().fields] == ["x", "y", "z"]
-    assert md.spec().spec_id == 0 and md.spec().fields[0].field_id == 1000
+    assert md.spec().spec_id == 0
+    assert md.spec().fields[0].field_id == 1000
     assert md.last_partition_id == 1000
     assert md.sort_order().is_unsorted
     assert md.current_snapshot() is None
@@ -230,7 +231,8 @@ def test_v2_valid_accessors():
     ]
     assert md.snapshot_as_of_timestamp(1515100955770).snapshot_id == 3051729675574597004
     assert md.current_snapshot().summary.operation is Operation.APPEND
-    assert md.sort_order().order_id == 3 and str(md.sort_order().fields[1].transform) == "bucket[4]"
+    assert md.sort_order().order_id == 3
+    assert str(md.sort_order().fields[1].transform) == "bucket[4]"
     assert md.schema().identifier_field_ids == (1, 2)
     assert md.property("missing", "dflt") == "dflt"
 
@@ -246,7 +248,9 @@ def test_v3_missing_next_row_id_resumes_after_assigned_rows():
     md = table_metadata_from_bytes(
         _read("duckdb-iceberg/data/persistent/timestamptz_ns/metadata/v1.metadata.json")
     )
-    assert md.format_version == 3 and md.next_row_id is not None and md.next_row_id >= 0
+    assert md.format_version == 3
+    assert md.next_row_id is not None
+    assert md.next_row_id >= 0
 
 
 def test_v3_defaults_parse_to_floe_values():

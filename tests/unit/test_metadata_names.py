@@ -45,4 +45,5 @@ def test_metadata_file_names_format_and_parse_back() -> None:
     assert parse_metadata_file_name(name) == MetadataFileName(12, False, True, False)
     assert hadoop_metadata_file_name(3) == "v3.metadata.json"
     assert metadata_version(versioned_metadata_file_name(0)) == 0
-    assert is_metadata_file("/t/metadata/v3.metadata.json") and not is_metadata_file("/t/metadata")
+    assert is_metadata_file("/t/metadata/v3.metadata.json")
+    assert not is_metadata_file("/t/metadata")

@@ -58,7 +58,8 @@ def test_metadata_tables_manifests_count_added_files(java_tables: Path) -> None:
     m = metadata_table(t, "manifests")
     assert "partition_summaries" in m.column_names
     all_m = metadata_table(t, "all_manifests")
-    assert all_m.num_rows >= m.num_rows and "reference_snapshot_id" in all_m.column_names
+    assert all_m.num_rows >= m.num_rows
+    assert "reference_snapshot_id" in all_m.column_names
 
 
 def test_metadata_table_unknown_name_raises() -> None:
@@ -155,7 +156,8 @@ def test_rewrite_manifests_summary_has_manifest_counts(tmp_path: Path) -> None:
 def test_position_deletes_columns_of_a_v2_table(java_tables: Path) -> None:
     t = _table(java_tables, "impala__iceberg_v2_delete_positional")
     got = metadata_table(t, "position_deletes")
-    assert got.column_names[:3] == ["file_path", "pos", "row"] and got.column_names[-2:] == ["spec_id", "delete_file_path"]
+    assert got.column_names[:3] == ["file_path", "pos", "row"]
+    assert got.column_names[-2:] == ["spec_id", "delete_file_path"]
 
 
 def test_position_deletes_one_row_per_deleted_position(java_tables: Path) -> None:

@@ -135,11 +135,16 @@ def _bounds(m: ParquetMetrics, schema: Schema = SCHEMA) -> dict[str, tuple[objec
 def test_footer_metrics_counts_match_data(tmp_path: Path) -> None:
     m = footer_metrics(_write(tmp_path, ROWS, row_group_size=2), SCHEMA)
     assert m.record_count == 3
-    assert m.value_counts[1] == 3 and m.null_value_counts[1] == 0
-    assert m.null_value_counts[2] == 1 and m.null_value_counts[3] == 1 and m.null_value_counts[12] == 2
+    assert m.value_counts[1] == 3
+    assert m.null_value_counts[1] == 0
+    assert m.null_value_counts[2] == 1
+    assert m.null_value_counts[3] == 1
+    assert m.null_value_counts[12] == 2
     # repeated columns count element slots: [x, None, y], [] and None -> 3 values + 2 level entries
-    assert m.value_counts[15] == 5 and m.null_value_counts[15] == 3
-    assert m.value_counts[17] == 4 and m.null_value_counts[18] == 2
+    assert m.value_counts[15] == 5
+    assert m.null_value_counts[15] == 3
+    assert m.value_counts[17] == 4
+    assert m.null_value_counts[18] == 2
     assert set(m.column_sizes) == {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 15, 17, 18}
     assert all(size > 0 for size in m.column_sizes.values())
     assert m.nan_value_counts == {}
@@ -211,7 +216,9 @@ def test_footer_metrics_modes_none_counts_and_column_override(tmp_path: Path) ->
     }
     m = footer_metrics(_write(tmp_path, ROWS), SCHEMA, properties=props)
     assert set(m.lower_bounds) == {3}
-    assert 13 not in m.value_counts and 13 not in m.column_sizes and 13 not in m.null_value_counts
+    assert 13 not in m.value_counts
+    assert 13 not in m.column_sizes
+    assert 13 not in m.null_value_counts
     assert m.value_counts[1] == 3
     none = footer_metrics(
         _write(tmp_path, ROWS), SCHEMA, properties={"write.metadata.metrics.default": "none"}
@@ -223,7 +230,8 @@ def test_footer_metrics_modes_none_counts_and_column_override(tmp_path: Path) ->
 def test_metrics_config_many_columns_inferred_default_limited() -> None:
     schema = Schema(*(NestedField(i, f"c{i}", IntegerType()) for i in range(1, 106)))
     cfg = MetricsConfig.from_properties(schema, {})
-    assert cfg.mode(100) == MetricsMode("truncate", 16) and cfg.mode(101) == MetricsMode("none")
+    assert cfg.mode(100) == MetricsMode("truncate", 16)
+    assert cfg.mode(101) == MetricsMode("none")
     explicit = MetricsConfig.from_properties(schema, {"write.metadata.metrics.default": "full"})
     assert explicit.mode(105) == MetricsMode("full")
 
@@ -274,7 +282,8 @@ def test_footer_metrics_row_group_without_min_max_drops_bounds(tmp_path: Path) -
     schema = Schema(NestedField(1, "d", DoubleType()), NestedField(2, "i", LongType()))
     meta = _write(tmp_path, [{"d": math.nan, "i": 1}, {"d": 1.0, "i": 2}], schema, row_group_size=1)
     m = footer_metrics(meta, schema)
-    assert 1 not in m.lower_bounds and 1 not in m.upper_bounds
+    assert 1 not in m.lower_bounds
+    assert 1 not in m.upper_bounds
     assert _bounds(m, schema) == {"i": (1, 2)}
 
 
@@ -282,4 +291,5 @@ def test_footer_metrics_skips_columns_not_in_schema(tmp_path: Path) -> None:
     written = Schema(NestedField(1, "a", LongType()), NestedField(2, "gone", LongType()))
     current = Schema(NestedField(1, "renamed", LongType()))
     m = footer_metrics(_write(tmp_path, [{"a": 1, "gone": 2}], written), current)
-    assert set(m.value_counts) == {1} and _bounds(m, current) == {"renamed": (1, 1)}
+    assert set(m.value_counts) == {1}
+    assert _bounds(m, current) == {"renamed": (1, 1)}

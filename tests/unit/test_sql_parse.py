@@ -208,7 +208,8 @@ def test_parse_create_table_seed_sensordata_schema_spec_properties() -> None:
     stmt = parse_script(SEED_CH3_DDL)[3]
     assert isinstance(stmt, c.CreateTable)
     assert stmt.name == ("sensordata",)
-    assert stmt.provider == "iceberg" and stmt.is_iceberg
+    assert stmt.provider == "iceberg"
+    assert stmt.is_iceberg
     assert stmt.schema is not None
     assert [(f.field_id, f.name, f.field_type, f.required) for f in stmt.schema.fields] == [
         (1, "sensor_id", StringType(), False),
@@ -221,7 +222,9 @@ def test_parse_create_table_seed_sensordata_schema_spec_properties() -> None:
         "read.split.target-size": "134217728",
         "read.split.metadata-target-size": "33554432",
     }
-    assert not stmt.if_not_exists and not stmt.replace and stmt.as_select is None
+    assert not stmt.if_not_exists
+    assert not stmt.replace
+    assert stmt.as_select is None
 
 
 def test_parse_describe_formatted_mode() -> None:
@@ -249,7 +252,8 @@ def test_parse_ctas_seed_keeps_select_and_tables() -> None:
     stmt = parse_script(SEED_CH3_DDL)[10]
     assert isinstance(stmt, c.CreateTable)
     assert stmt.name == ("hadoop_catalog", "db", "sensordata_like")
-    assert stmt.schema is None and stmt.as_select is not None
+    assert stmt.schema is None
+    assert stmt.as_select is not None
     assert stmt.as_select.sql == "SELECT * FROM sensordata"
     assert [t.name for t in stmt.as_select.tables] == [("sensordata",)]
 
@@ -263,16 +267,23 @@ def test_parse_drop_table_seed_and_purge() -> None:
 def test_parse_script_seed_dml_values_overwrite_partition() -> None:
     stmts = parse_script(SEED_CH3_DML)
     ins = stmts[0]
-    assert isinstance(ins, c.Insert) and not ins.overwrite and ins.query is None
+    assert isinstance(ins, c.Insert)
+    assert not ins.overwrite
+    assert ins.query is None
     assert ins.literal_rows() == [("sensor_01", 1635743301, Decimal("-12.1"), "2021-12-01")]
     assert isinstance(stmts[1], c.Select)
-    assert isinstance(stmts[2], c.Insert) and stmts[2].overwrite
+    assert isinstance(stmts[2], c.Insert)
+    assert stmts[2].overwrite
     dyn = stmts[4]
-    assert isinstance(dyn, c.Insert) and dyn.overwrite and dyn.partition == {}
-    assert dyn.query is not None and dyn.query.sql == "SELECT * FROM sensordata"
+    assert isinstance(dyn, c.Insert)
+    assert dyn.overwrite
+    assert dyn.partition == {}
+    assert dyn.query is not None
+    assert dyn.query.sql == "SELECT * FROM sensordata"
     static = stmts[5]
     assert isinstance(static, c.Insert)
-    assert static.table == ("sensordata_01",) and static.partition == {"dt": "2021-12-31"}
+    assert static.table == ("sensordata_01",)
+    assert static.partition == {"dt": "2021-12-31"}
     assert static.query is not None
     assert static.query.sql == "SELECT sensor_id, ts, temperature FROM sensordata"
 
@@ -281,9 +292,11 @@ def test_parse_delete_seed_where_text() -> None:
     stmt = parse_script(SEED_CH3_DML)[6]
     assert isinstance(stmt, c.Delete)
     assert stmt.table == ("sensordata_01",)
-    assert stmt.where is not None and stmt.where.sql == "dt >= '2021-12-01'"
+    assert stmt.where is not None
+    assert stmt.where.sql == "dt >= '2021-12-01'"
     bare = parse_script(SEED_CH4)[4]
-    assert isinstance(bare, c.Delete) and bare.where is None
+    assert isinstance(bare, c.Delete)
+    assert bare.where is None
 
 
 def test_parse_update_seed_assignments() -> None:
@@ -293,7 +306,8 @@ def test_parse_update_seed_assignments() -> None:
         ("ts", "1631349225"),
         ("sensor_id", "'sensor_27'"),
     ]
-    assert stmt.where is not None and stmt.where.sql == "dt = '2021-12-01'"
+    assert stmt.where is not None
+    assert stmt.where.sql == "dt = '2021-12-01'"
 
 
 def test_parse_select_seed_metadata_tables_referenced() -> None:
@@ -312,12 +326,17 @@ def test_parse_select_seed_metadata_tables_referenced() -> None:
 def test_parse_create_table_seed_hidden_partitions_timestamp_is_timestamptz() -> None:
     stmts = parse_script(SEED_HIDDEN_PARTITIONS)
     days, ins, years, months = stmts
-    assert isinstance(days, c.CreateTable) and days.schema is not None
+    assert isinstance(days, c.CreateTable)
+    assert days.schema is not None
     assert days.schema.find_field("ts").field_type == TimestamptzType()
     assert days.partition_spec == (c.PartitionField(source="ts", transform="day"),)
-    assert isinstance(years, c.CreateTable) and years.partition_spec[0].transform == "year"
-    assert isinstance(months, c.CreateTable) and months.partition_spec[0].transform == "month"
-    assert isinstance(ins, c.Insert) and ins.values is not None and len(ins.values) == 2
+    assert isinstance(years, c.CreateTable)
+    assert years.partition_spec[0].transform == "year"
+    assert isinstance(months, c.CreateTable)
+    assert months.partition_spec[0].transform == "month"
+    assert isinstance(ins, c.Insert)
+    assert ins.values is not None
+    assert len(ins.values) == 2
     assert ins.values[0][1].sql == "CAST(1639816497 AS TIMESTAMP)"
 
 
@@ -334,7 +353,9 @@ def test_parse_script_seed_ch4_use_show_drop() -> None:
     assert stmts[1] == c.ShowTables()
     assert stmts[2] == c.DropTable(name=("sensordata",))
     ins = stmts[3]
-    assert isinstance(ins, c.Insert) and ins.values is not None and len(ins.values) == 2
+    assert isinstance(ins, c.Insert)
+    assert ins.values is not None
+    assert len(ins.values) == 2
 
 
 def test_parse_set_seed_hive_catalog_keys_raw_values() -> None:
@@ -358,7 +379,8 @@ def test_parse_create_table_seed_hive_storage_handler_adds_partition_column() ->
     stmt = one(SEED_CH6_HIVE_CREATE)
     assert isinstance(stmt, c.CreateTable)
     assert stmt.provider == "iceberg"
-    assert stmt.schema is not None and stmt.schema.column_names == ["sensor_id", "ts", "temperature", "dt"]
+    assert stmt.schema is not None
+    assert stmt.schema.column_names == ["sensor_id", "ts", "temperature", "dt"]
     assert stmt.partition_spec == (c.PartitionField(source="dt"),)
     assert stmt.location == f"{WH}/hive_db/sensordata_hive"
     assert stmt.properties == {"iceberg.catalog": "hadoop_catalog"}
@@ -367,7 +389,9 @@ def test_parse_create_table_seed_hive_storage_handler_adds_partition_column() ->
 def test_parse_create_table_seed_hive_parquet_table_not_iceberg() -> None:
     stmt = one(SEED_CH6_HIVE_TABLE)
     assert isinstance(stmt, c.CreateTable)
-    assert stmt.external and stmt.provider == "parquet" and not stmt.is_iceberg
+    assert stmt.external
+    assert stmt.provider == "parquet"
+    assert not stmt.is_iceberg
 
 
 def test_parse_call_seed_procedures_positional_args() -> None:
@@ -376,7 +400,8 @@ def test_parse_call_seed_procedures_positional_args() -> None:
     rollback, by_time, set_current, expire, _rewrite, rewrite_false, migrate = calls
     assert isinstance(rollback, c.Call)
     assert rollback.procedure == ("hadoop_catalog", "system", "rollback_to_snapshot")
-    assert rollback.catalog == "hadoop_catalog" and rollback.procedure_name == "rollback_to_snapshot"
+    assert rollback.catalog == "hadoop_catalog"
+    assert rollback.procedure_name == "rollback_to_snapshot"
     assert [a.value for a in rollback.args] == ["db.sensordata", 6907478957764082176]
     assert [a.value for a in by_time.args] == ["db.sensordata", dt.datetime(2022, 1, 26, 13, 26, 46, 831000)]  # type: ignore[attr-defined]
     assert [a.value for a in set_current.args] == ["db.sensordata", 4719601493924525234]  # type: ignore[attr-defined]
@@ -466,15 +491,22 @@ def test_parse_create_table_all_types_and_transforms() -> None:
         " hours(ts), year(day), month(day), day(day), hour(ts), date_hour(ntz), identity(i), i)"
         " LOCATION '/tmp/t' COMMENT 'table doc' TBLPROPERTIES ('format-version'='2', 'k'=1)"
     )
-    assert isinstance(stmt, c.CreateTable) and stmt.schema is not None
-    assert stmt.if_not_exists and stmt.location == "/tmp/t" and stmt.comment == "table doc"
+    assert isinstance(stmt, c.CreateTable)
+    assert stmt.schema is not None
+    assert stmt.if_not_exists
+    assert stmt.location == "/tmp/t"
+    assert stmt.comment == "table doc"
     assert stmt.properties == {"format-version": "2", "k": "1"}
     types = {f.name: f.field_type for f in stmt.schema.fields}
-    assert types["id"] == LongType() and stmt.schema.find_field("id").required
+    assert types["id"] == LongType()
+    assert stmt.schema.find_field("id").required
     assert stmt.schema.find_field("id").doc == "key"
-    assert types["s"] == IntegerType() and types["l"] == LongType()
-    assert types["d"] == DecimalType(10, 2) and types["dd"] == DecimalType(10, 0)
-    assert types["ts"] == TimestamptzType() and types["ntz"] == TimestampType()
+    assert types["s"] == IntegerType()
+    assert types["l"] == LongType()
+    assert types["d"] == DecimalType(10, 2)
+    assert types["dd"] == DecimalType(10, 0)
+    assert types["ts"] == TimestamptzType()
+    assert types["ntz"] == TimestampType()
     assert types["tags"] == ListType(16, StringType(), element_required=False)
     assert types["attrs"] == MapType(17, StringType(), 18, IntegerType(), value_required=False)
     point = types["point"]
@@ -500,9 +532,13 @@ def test_parse_create_table_all_types_and_transforms() -> None:
 def test_parse_create_table_replace_like_and_rtas() -> None:
     assert one("CREATE OR REPLACE TABLE t (a int) USING iceberg").replace  # type: ignore[attr-defined]
     like = one("CREATE TABLE IF NOT EXISTS t2 LIKE db.t1")
-    assert isinstance(like, c.CreateTable) and like.like == ("db", "t1") and like.if_not_exists
+    assert isinstance(like, c.CreateTable)
+    assert like.like == ("db", "t1")
+    assert like.if_not_exists
     rtas = one("REPLACE TABLE db.t USING iceberg AS SELECT 1 AS a")
-    assert isinstance(rtas, c.CreateTable) and rtas.replace and rtas.as_select is not None
+    assert isinstance(rtas, c.CreateTable)
+    assert rtas.replace
+    assert rtas.as_select is not None
 
 
 def test_parse_create_table_duplicate_column_raises_validation_error() -> None:
@@ -542,10 +578,12 @@ def test_parse_add_columns_positions_and_nested_path() -> None:
     assert isinstance(stmt, c.AddColumns)
     a, b, p = stmt.columns
     assert a.position == c.ColumnPosition(first=True)
-    assert b.required and b.position == c.ColumnPosition(after="a")
+    assert b.required
+    assert b.position == c.ColumnPosition(after="a")
     assert isinstance(p.field_type, StructType)
     nested = one("ALTER TABLE t ADD COLUMN point.z double")
-    assert isinstance(nested, c.AddColumns) and nested.columns[0].path == ("point", "z")
+    assert isinstance(nested, c.AddColumns)
+    assert nested.columns[0].path == ("point", "z")
 
 
 def test_parse_partition_evolution_forms() -> None:
@@ -587,11 +625,9 @@ def test_parse_write_ordered_by_forms() -> None:
     assert isinstance(local, c.WriteOrderedBy)
     assert local.distribution is None  # LOCALLY ORDERED BY keeps the table's distribution mode (as Java)
     hashed = one("ALTER TABLE t WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY a")
-    assert (
-        isinstance(hashed, c.WriteOrderedBy)
-        and hashed.distribution == "hash"
-        and len(hashed.sort_fields) == 1
-    )
+    assert isinstance(hashed, c.WriteOrderedBy)
+    assert hashed.distribution == "hash"
+    assert len(hashed.sort_fields) == 1
     assert one("ALTER TABLE t WRITE UNORDERED") == c.WriteOrderedBy(
         table=("t",), sort_fields=(), distribution="none"
     )
@@ -617,7 +653,9 @@ def test_parse_identifier_fields_and_refs() -> None:
         max_snapshot_age_ms=2 * 86_400_000,
     )
     replace = one("ALTER TABLE t REPLACE BRANCH audit AS OF VERSION 5")
-    assert isinstance(replace, c.CreateBranch) and replace.replace and replace.must_exist
+    assert isinstance(replace, c.CreateBranch)
+    assert replace.replace
+    assert replace.must_exist
     assert one("ALTER TABLE t CREATE OR REPLACE TAG v1 RETAIN 12 HOURS") == c.CreateTag(
         table=("t",), tag="v1", replace=True, max_ref_age_ms=12 * 3_600_000
     )
@@ -636,8 +674,11 @@ def test_parse_merge_clauses() -> None:
         "WHEN NOT MATCHED BY SOURCE THEN DELETE"
     )
     assert isinstance(stmt, c.Merge)
-    assert stmt.target == ("prod", "db", "target") and stmt.target_alias == "t" and stmt.source_alias == "s"
-    assert stmt.source.sql == "SELECT * FROM updates" and stmt.source_table is None
+    assert stmt.target == ("prod", "db", "target")
+    assert stmt.target_alias == "t"
+    assert stmt.source_alias == "s"
+    assert stmt.source.sql == "SELECT * FROM updates"
+    assert stmt.source_table is None
     assert stmt.on.sql == "t.id = s.id"
     assert [(cl.match, cl.action, cl.star) for cl in stmt.clauses] == [
         ("matched", "delete", False),
@@ -645,7 +686,8 @@ def test_parse_merge_clauses() -> None:
         ("not_matched", "insert", True),
         ("not_matched_by_source", "delete", False),
     ]
-    assert stmt.clauses[0].condition is not None and stmt.clauses[0].condition.sql == "s.op = 'delete'"
+    assert stmt.clauses[0].condition is not None
+    assert stmt.clauses[0].condition.sql == "s.op = 'delete'"
     assert [(a.column, a.value.sql) for a in stmt.clauses[1].assignments] == [
         ("t.count", "t.count + s.count")
     ]
@@ -656,7 +698,8 @@ def test_parse_merge_table_source_insert_columns() -> None:
         "MERGE INTO t USING db.src AS s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)"
     )
     assert isinstance(stmt, c.Merge)
-    assert stmt.source_table is not None and stmt.source_table.name == ("db", "src")
+    assert stmt.source_table is not None
+    assert stmt.source_table.name == ("db", "src")
     assert stmt.clauses[0].insert_columns == ("id", "v")
     assert [v.sql for v in stmt.clauses[0].insert_values] == ["s.id", "s.v"]
 
@@ -693,7 +736,8 @@ def test_parse_select_time_travel_forms(sql: str, kind: str, value: object) -> N
 def test_parse_select_time_travel_words_in_strings_untouched() -> None:
     stmt = one("SELECT 'FOR SYSTEM_VERSION AS OF 1' AS x FROM t")
     assert isinstance(stmt, c.Select)
-    assert "'FOR SYSTEM_VERSION AS OF 1'" in stmt.query.sql and stmt.query.tables[0].time_travel is None
+    assert "'FOR SYSTEM_VERSION AS OF 1'" in stmt.query.sql
+    assert stmt.query.tables[0].time_travel is None
 
 
 def test_parse_select_cte_names_not_tables() -> None:
@@ -704,7 +748,9 @@ def test_parse_select_cte_names_not_tables() -> None:
 
 def test_parse_explain_show_create_tblproperties() -> None:
     ex = one("EXPLAIN EXTENDED SELECT * FROM t")
-    assert isinstance(ex, c.Explain) and ex.mode == "extended" and isinstance(ex.statement, c.Select)
+    assert isinstance(ex, c.Explain)
+    assert ex.mode == "extended"
+    assert isinstance(ex.statement, c.Select)
     assert one("SHOW CREATE TABLE db.t") == c.ShowCreateTable(name=("db", "t"))
     assert one("SHOW TBLPROPERTIES db.t") == c.ShowTblProperties(name=("db", "t"))
     assert one("SHOW TBLPROPERTIES db.t ('format-version')") == c.ShowTblProperties(
@@ -716,7 +762,8 @@ def test_parse_insert_columns_and_dynamic_partition_key() -> None:
     stmt = one("INSERT INTO TABLE db.t PARTITION (dt='2021-12-01', hr) (a, b) SELECT 1, 2")
     assert isinstance(stmt, c.Insert)
     assert stmt.partition == {"dt": "2021-12-01", "hr": None}
-    assert stmt.columns == ("a", "b") and stmt.query is not None
+    assert stmt.columns == ("a", "b")
+    assert stmt.query is not None
 
 
 # -- errors ------------------------------------------------------------------------------------------------
@@ -754,7 +801,8 @@ def test_parse_bad_sql_one_line_error(sql: str, fragment: str) -> None:
     with pytest.raises((ParseError, UnsupportedError)) as info:
         one(sql)
     text = str(info.value)
-    assert fragment in text and "\n" not in text
+    assert fragment in text
+    assert "\n" not in text
 
 
 def test_parse_script_error_position_counts_script_lines() -> None:

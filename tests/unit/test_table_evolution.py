@@ -40,12 +40,14 @@ def test_add_drop_rename_columns_keeps_ids(tmp_path) -> None:
         7,
         8,
     ]
-    assert t.metadata.last_column_id == 8 and s.schema_id == 1
+    assert t.metadata.last_column_id == 8
+    assert s.schema_id == 1
     with t.update_schema() as u:
         u.add_column(("point", "z"), DoubleType())
         u.drop_column("p")
     s = t.schema()
-    assert "p" not in s.column_names and s.find_field("point.z").field_id == 9
+    assert "p" not in s.column_names
+    assert s.find_field("point.z").field_id == 9
 
 
 def test_type_promotion_and_optionality(tmp_path) -> None:
@@ -60,8 +62,10 @@ def test_type_promotion_and_optionality(tmp_path) -> None:
         u.update_column("d", DecimalType(18, 2))
         u.make_column_optional("id")
     s = t.schema()
-    assert str(s.find_type("p")) == "long" and str(s.find_type("f")) == "double"
-    assert str(s.find_type("d")) == "decimal(18, 2)" and not s.find_field("id").required
+    assert str(s.find_type("p")) == "long"
+    assert str(s.find_type("f")) == "double"
+    assert str(s.find_type("d")) == "decimal(18, 2)"
+    assert not s.find_field("id").required
     with pytest.raises(ValidationError, match="Cannot change column"):
         t.update_schema().update_column("data", LongType()).commit()
     with pytest.raises(ValidationError, match="required"):
@@ -104,7 +108,8 @@ def test_schema_update_replays_on_concurrent_schema_change(tmp_path) -> None:
     t.update_schema().add_column("a", LongType()).commit()
     stale.update_schema().add_column("b", LongType()).commit()
     s = stale.schema()
-    assert s.column_names[-2:] == ["a", "b"] and s.find_field("b").field_id == 5
+    assert s.column_names[-2:] == ["a", "b"]
+    assert s.find_field("b").field_id == 5
 
 
 def test_reverting_schema_reuses_old_schema_id(tmp_path) -> None:
@@ -124,7 +129,8 @@ def test_partition_evolution_add_remove_rename(tmp_path, version: int) -> None:
         u.add_field("data", TruncateTransform(4), "data_prefix")
     spec = t.spec()
     assert [f.name for f in spec.fields] == ["p", "id_bucket_16", "data_prefix"]
-    assert spec.spec_id == 1 and [f.field_id for f in spec.fields] == [1000, 1001, 1002]
+    assert spec.spec_id == 1
+    assert [f.field_id for f in spec.fields] == [1000, 1001, 1002]
     t.update_spec().remove_field("p").rename_field("data_prefix", "dp").commit()
     names = [(f.name, str(f.transform)) for f in t.spec().fields]
     if version == 1:
@@ -142,7 +148,8 @@ def test_replace_sort_order(tmp_path) -> None:
     t = make_table(tmp_path)
     t.replace_sort_order().asc("id").desc("data").commit()
     order = t.sort_order()
-    assert order.order_id == 1 and [str(f.direction) for f in order.fields] == ["asc", "desc"]
+    assert order.order_id == 1
+    assert [str(f.direction) for f in order.fields] == ["asc", "desc"]
     t.replace_sort_order().commit()
     assert t.sort_order().is_unsorted
 
@@ -150,9 +157,11 @@ def test_replace_sort_order(tmp_path) -> None:
 def test_properties_set_and_remove(tmp_path) -> None:
     t = make_table(tmp_path)
     t.set_properties({"a": "1"}, b="2")
-    assert t.properties["a"] == "1" and t.properties["b"] == "2"
+    assert t.properties["a"] == "1"
+    assert t.properties["b"] == "2"
     t.remove_properties("a", "missing")
-    assert "a" not in t.properties and sql_catalog(tmp_path).load_table("db.t").properties["b"] == "2"
+    assert "a" not in t.properties
+    assert sql_catalog(tmp_path).load_table("db.t").properties["b"] == "2"
 
 
 def test_previous_versions_max_and_delete_after_commit(tmp_path) -> None:
@@ -170,7 +179,8 @@ def test_previous_versions_max_and_delete_after_commit(tmp_path) -> None:
         for f in os.listdir(os.path.join(t.location(), "metadata"))
         if f.endswith(".metadata.json")
     }
-    assert on_disk == kept and first not in on_disk
+    assert on_disk == kept
+    assert first not in on_disk
 
 
 def test_previous_versions_kept_without_delete_after_commit(tmp_path) -> None:
@@ -178,4 +188,5 @@ def test_previous_versions_kept_without_delete_after_commit(tmp_path) -> None:
     first = t.metadata_location
     for n in "ab":
         t.append([data_file(n)])
-    assert len(t.metadata.metadata_log) == 1 and os.path.exists(first)
+    assert len(t.metadata.metadata_log) == 1
+    assert os.path.exists(first)

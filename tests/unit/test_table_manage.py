@@ -18,27 +18,32 @@ def _three(tmp_path):
 
 def test_branch_and_tag_lifecycle(tmp_path) -> None:
     t, (s1, s2, s3) = _three(tmp_path)
-    t.manage_snapshots().create_tag("v1", s1).create_branch("dev", s2, max_ref_age_ms=1000).commit()
-    assert t.refs()["v1"].type == SnapshotRefType.TAG and t.refs()["v1"].snapshot_id == s1
-    assert t.refs()["dev"].snapshot_id == s2 and t.refs()["dev"].max_ref_age_ms == 1000
+    t.manage_snapshots().create_tag(s1, "v1").create_branch(s2, "dev", max_ref_age_ms=1000).commit()
+    assert t.refs()["v1"].type == SnapshotRefType.TAG
+    assert t.refs()["v1"].snapshot_id == s1
+    assert t.refs()["dev"].snapshot_id == s2
+    assert t.refs()["dev"].max_ref_age_ms == 1000
     t.manage_snapshots().replace_branch("dev", s3).replace_tag("v1", s2).commit()
-    assert t.refs()["dev"].snapshot_id == s3 and t.refs()["dev"].max_ref_age_ms == 1000
+    assert t.refs()["dev"].snapshot_id == s3
+    assert t.refs()["dev"].max_ref_age_ms == 1000
     t.manage_snapshots().rename_branch("dev", "feature").commit()
-    assert "dev" not in t.refs() and t.refs()["feature"].snapshot_id == s3
+    assert "dev" not in t.refs()
+    assert t.refs()["feature"].snapshot_id == s3
     t.manage_snapshots().remove_branch("feature").remove_tag("v1").commit()
     assert set(t.refs()) == {"main"}
     with pytest.raises(ValidationError):
-        t.manage_snapshots().create_tag("main").commit()
+        t.manage_snapshots().create_tag(None, "main").commit()
     with pytest.raises(ValidationError):
         t.manage_snapshots().remove_branch("main").commit()
     with pytest.raises(NoSuchSnapshotError):
-        t.manage_snapshots().create_tag("x", 123).commit()
+        t.manage_snapshots().create_tag(123, "x").commit()
 
 
 def test_rollback_to_ancestor_and_time(tmp_path) -> None:
     t, (s1, s2, s3) = _three(tmp_path)
     t.rollback_to_snapshot(s2)
-    assert t.current_snapshot().snapshot_id == s2 and live(t) == {"a", "b"}
+    assert t.current_snapshot().snapshot_id == s2
+    assert live(t) == {"a", "b"}
     assert [h.snapshot_id for h in t.history()][-1] == s2
     t.set_current_snapshot(s3)  # not an ancestor any more, but set-current allows it
     assert t.current_snapshot().snapshot_id == s3
@@ -51,7 +56,7 @@ def test_rollback_to_ancestor_and_time(tmp_path) -> None:
 
 def test_fast_forward_branch(tmp_path) -> None:
     t, (s1, _, s3) = _three(tmp_path)
-    t.manage_snapshots().create_branch("old", s1).commit()
+    t.manage_snapshots().create_branch(s1, "old").commit()
     t.manage_snapshots().fast_forward("old", "main").commit()
     assert t.refs()["old"].snapshot_id == s3
 
@@ -62,7 +67,8 @@ def test_cherry_pick_staged_snapshot_fast_forwards(tmp_path) -> None:
     op.commit()
     assert t.current_snapshot().snapshot_id == s3
     t.cherry_pick(op.snapshot_id)
-    assert t.current_snapshot().snapshot_id == op.snapshot_id and "wap" in live(t)
+    assert t.current_snapshot().snapshot_id == op.snapshot_id
+    assert "wap" in live(t)
 
 
 def test_cherry_pick_onto_new_parent_reappends_files(tmp_path) -> None:
@@ -72,7 +78,8 @@ def test_cherry_pick_onto_new_parent_reappends_files(tmp_path) -> None:
     t.append([data_file("d")])
     t.cherry_pick(staged.snapshot_id)
     snap = t.current_snapshot()
-    assert snap.snapshot_id != staged.snapshot_id and snap.summary["source-snapshot-id"] == str(
+    assert snap.snapshot_id != staged.snapshot_id
+    assert snap.summary["source-snapshot-id"] == str(
         staged.snapshot_id
     )
     assert live(t) == {"a", "b", "c", "d", "wap"}

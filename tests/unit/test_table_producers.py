@@ -10,7 +10,8 @@ from floe.scan.planner import read_manifest_files
 from floe.spec.manifest import FileContent, ManifestContent, ManifestEntryStatus
 from floe.spec.snapshot import Operation
 
-VERSIONS = [1, 2]
+VERSIONS = [1, 2, 3]  # DESIGN rule 9: commits are tested across format versions
+ROW_LEVEL_VERSIONS = [2, 3]  # delete files and data sequence numbers start in v2
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -21,13 +22,19 @@ def test_fast_append_new_manifest_keeps_existing_ones(tmp_path, version: int) ->
     t.new_fast_append().append_file(data_file("b", p=1)).append_file(data_file("c", p=1)).commit()
     snap = t.current_snapshot()
     manifests = read_manifest_files(t.io, snap)
-    assert len(manifests) == 2 and manifests[1].manifest_path == first[0].manifest_path
+    assert len(manifests) == 2
+    assert manifests[1].manifest_path == first[0].manifest_path
     s = snap.summary
-    assert s["operation"] == "append" and s["added-data-files"] == "2" and s["added-records"] == "20"
-    assert s["total-data-files"] == "3" and s["total-records"] == "30" and s["changed-partition-count"] == "1"
-    assert s["added-files-size"] == "2000" and s["total-files-size"] == "3000"
+    assert s["operation"] == "append"
+    assert s["added-data-files"] == "2"
+    assert s["added-records"] == "20"
+    assert s["total-data-files"] == "3"
+    assert s["total-records"] == "30"
+    assert s["changed-partition-count"] == "1"
+    assert s["added-files-size"] == "2000"
+    assert s["total-files-size"] == "3000"
     assert live(t) == {"a", "b", "c"}
-    assert snap.sequence_number == (2 if version == 2 else 0)
+    assert snap.sequence_number == (0 if version == 1 else 2)
     assert snap.parent_snapshot_id == t.snapshots()[0].snapshot_id
 
 
@@ -38,9 +45,11 @@ def test_manifest_and_list_names_follow_iceberg(tmp_path, version: int) -> None:
     op.commit()
     snap = t.current_snapshot()
     name = snap.manifest_list.rsplit("/", 1)[-1]
-    assert name.startswith(f"snap-{op.snapshot_id}-0-") and name.endswith(".avro")
+    assert name.startswith(f"snap-{op.snapshot_id}-0-")
+    assert name.endswith(".avro")
     manifest = read_manifest_files(t.io, snap)[0].manifest_path.rsplit("/", 1)[-1]
-    assert manifest.endswith("-m1.avro") and snap.manifest_list.startswith(t.location() + "/metadata/")
+    assert manifest.endswith("-m1.avro")
+    assert snap.manifest_list.startswith(t.location() + "/metadata/")
 
 
 def test_write_metadata_path_moves_manifests(tmp_path) -> None:
@@ -64,7 +73,7 @@ def test_merge_append_merges_at_min_count(tmp_path, version: int) -> None:
     assert live(t) == {"a", "b", "c"}
     s = t.current_snapshot().summary
     assert "manifests-created" not in s  # Iceberg 1.10 writes manifest counts for rewrite_manifests only
-    if version == 2:
+    if version >= 2:
         seqs = {e.data_file.file_path[-9:-8]: e.sequence_number for e in entries(t)}
         assert seqs == {"a": 1, "b": 2, "c": 3}  # existing entries keep their data sequence numbers
 
@@ -95,7 +104,9 @@ def test_overwrite_by_filter_replaces_partition(tmp_path, version: int) -> None:
     assert snap.operation == Operation.OVERWRITE
     assert live(t) == {"b", "c"}
     s = snap.summary
-    assert s["deleted-data-files"] == "1" and s["deleted-records"] == "10" and s["total-data-files"] == "2"
+    assert s["deleted-data-files"] == "1"
+    assert s["deleted-records"] == "10"
+    assert s["total-data-files"] == "2"
     deleted = [e for e in entries(t) if e.status == ManifestEntryStatus.DELETED]
     assert [e.data_file.file_path for e in deleted] == ["/data/a.parquet"]
     assert deleted[0].snapshot_id == snap.snapshot_id
@@ -107,7 +118,8 @@ def test_overwrite_partial_file_match_is_an_error(tmp_path) -> None:
     with pytest.raises(ValidationError, match="some, but not all, rows match"):
         t.new_overwrite().overwrite_by_filter("id < 50").commit()
     t.new_overwrite().overwrite_by_filter("id < 500").commit()  # metrics prove every row matches
-    assert live(t) == set() and t.current_snapshot().operation == Operation.DELETE
+    assert live(t) == set()
+    assert t.current_snapshot().operation == Operation.DELETE
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -119,11 +131,13 @@ def test_replace_partitions_replaces_only_touched_partitions(tmp_path, version: 
     assert t.current_snapshot().summary["deleted-data-files"] == "2"
 
 
-def test_delete_files_by_path_and_filter(tmp_path) -> None:
-    t = make_table(tmp_path)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_delete_files_by_path_and_filter(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     t.append([data_file("a", p=0), data_file("b", p=1), data_file("c", p=2)])
     t.new_delete().delete_file("/data/a.parquet").commit()
-    assert live(t) == {"b", "c"} and t.current_snapshot().operation == Operation.DELETE
+    assert live(t) == {"b", "c"}
+    assert t.current_snapshot().operation == Operation.DELETE
     t.new_delete().delete_from_row_filter("p >= 2").commit()
     assert live(t) == {"b"}
     assert t.current_snapshot().summary["total-records"] == "10"
@@ -131,21 +145,25 @@ def test_delete_files_by_path_and_filter(tmp_path) -> None:
         t.new_delete().delete_file("/data/a.parquet").commit()
 
 
-def test_rewrite_files_keeps_rows_and_sequence_number(tmp_path) -> None:
-    t = make_table(tmp_path)
+@pytest.mark.parametrize("version", ROW_LEVEL_VERSIONS)
+def test_rewrite_files_keeps_rows_and_sequence_number(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     t.append([data_file("a", p=0)])
     t.append([data_file("b", p=0)])
     t.new_rewrite().rewrite_files(
         ["/data/a.parquet", "/data/b.parquet"], [data_file("ab", p=0, records=20)], data_sequence_number=1
     ).commit()
     snap = t.current_snapshot()
-    assert snap.operation == Operation.REPLACE and live(t) == {"ab"}
+    assert snap.operation == Operation.REPLACE
+    assert live(t) == {"ab"}
     added = [e for e in entries(t) if e.status == ManifestEntryStatus.ADDED]
-    assert added[0].sequence_number == 1 and added[0].file_sequence_number == 3
+    assert added[0].sequence_number == 1
+    assert added[0].file_sequence_number == 3
     assert snap.summary["total-records"] == "20"
 
 
 def test_row_delta_adds_delete_manifest_v2(tmp_path) -> None:
+    # v2 only: v3 tables take position deletes as deletion vectors (Iceberg Java refuses Parquet ones there)
     t = make_table(tmp_path)
     t.append([data_file("a", p=0)])
     pos = data_file(
@@ -161,11 +179,9 @@ def test_row_delta_adds_delete_manifest_v2(tmp_path) -> None:
     manifests = read_manifest_files(t.io, snap)
     assert [m.content for m in manifests] == [ManifestContent.DATA, ManifestContent.DELETES]
     s = snap.summary
-    assert (
-        s["added-delete-files"] == "1"
-        and s["added-position-deletes"] == "2"
-        and s["total-position-deletes"] == "2"
-    )
+    assert s["added-delete-files"] == "1"
+    assert s["added-position-deletes"] == "2"
+    assert s["total-position-deletes"] == "2"
     t.new_row_delta().add_rows(data_file("b", p=0)).add_deletes(
         data_file("eq", p=0, content=FileContent.EQUALITY_DELETES, equality_ids=(1,))
     ).commit()
@@ -179,15 +195,17 @@ def test_row_delta_rejected_in_v1(tmp_path) -> None:
         t.new_row_delta().add_deletes(data_file("d", content=FileContent.POSITION_DELETES)).commit()
 
 
-def test_append_to_branch_leaves_main(tmp_path) -> None:
-    t = make_table(tmp_path)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_append_to_branch_leaves_main(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     t.append([data_file("a")])
     main = t.current_snapshot().snapshot_id
-    t.manage_snapshots().create_branch("dev").commit()
+    t.manage_snapshots().create_branch(None, "dev").commit()
     t.append([data_file("b")], branch="dev")
     assert t.current_snapshot().snapshot_id == main
     dev = t.snapshot_by_name("dev")
-    assert dev.parent_snapshot_id == main and live(t, dev.snapshot_id) == {"a", "b"}
+    assert dev.parent_snapshot_id == main
+    assert live(t, dev.snapshot_id) == {"a", "b"}
 
 
 def test_append_v3_assigns_row_ids(tmp_path) -> None:
@@ -196,4 +214,5 @@ def test_append_v3_assigns_row_ids(tmp_path) -> None:
     t.append([data_file("b", records=7)])
     first, second = t.snapshots()
     assert (first.first_row_id, first.added_rows) == (0, 5)
-    assert second.first_row_id == 5 and t.metadata.next_row_id == 12
+    assert second.first_row_id == 5
+    assert t.metadata.next_row_id == 12

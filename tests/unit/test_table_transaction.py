@@ -16,12 +16,18 @@ from floe.table.retry import RetryPolicy, run_with_retries
 from floe.table.table import Table
 
 
+@pytest.fixture(params=[1, 2, 3], ids=lambda v: f"v{v}")
+def version(request: pytest.FixtureRequest) -> int:
+    """The table format version (DESIGN rule 9: commits are tested across format versions)."""
+    return int(request.param)
+
+
 def _files_in(folder: str) -> set[str]:
     return {f for f in os.listdir(folder)}
 
 
-def test_transaction_commits_all_changes_as_one_version(tmp_path) -> None:
-    t = make_table(tmp_path)
+def test_transaction_commits_all_changes_as_one_version(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     before = t.metadata_location
     txn = t.transaction()
     txn.set_properties(owner="me")
@@ -29,22 +35,21 @@ def test_transaction_commits_all_changes_as_one_version(tmp_path) -> None:
     txn.new_append().append_file(data_file("a")).commit()
     assert t.metadata_location == before  # nothing visible before commit_transaction
     txn.commit_transaction()
-    assert t.properties["owner"] == "me" and "extra" in t.schema().column_names
+    assert t.properties["owner"] == "me"
+    assert "extra" in t.schema().column_names
     assert live(t) == {"a"}
     assert t.metadata_location.rsplit("/", 1)[-1].startswith("00001-")
     assert [e.metadata_file for e in t.metadata.metadata_log] == [before]
 
 
-def test_stale_handle_replays_append_on_fresh_base(tmp_path) -> None:
-    t = make_table(tmp_path)
+def test_stale_handle_replays_append_on_fresh_base(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     other = sql_catalog(tmp_path).load_table("db.t")
     t.append([data_file("a")])
     other.append([data_file("b")])  # lost the race once, refreshed, re-applied
     assert live(other) == {"a", "b"}
-    assert (
-        len(other.snapshots()) == 2
-        and other.current_snapshot().parent_snapshot_id == t.snapshots()[0].snapshot_id
-    )
+    assert len(other.snapshots()) == 2
+    assert other.current_snapshot().parent_snapshot_id == t.snapshots()[0].snapshot_id
     assert other.current_snapshot().summary["total-data-files"] == "2"
 
 
@@ -62,8 +67,8 @@ def test_retried_append_deletes_files_of_failed_attempts(tmp_path) -> None:
     assert set(lists) == referenced
 
 
-def test_overwrite_conflicts_with_concurrent_append_to_same_partition(tmp_path) -> None:
-    t = make_table(tmp_path)
+def test_overwrite_conflicts_with_concurrent_append_to_same_partition(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     t.append([data_file("a", p=0)])
     stale = sql_catalog(tmp_path).load_table("db.t")
     op = stale.new_overwrite().overwrite_by_filter("p = 0").add_file(data_file("new", p=0))
@@ -73,8 +78,8 @@ def test_overwrite_conflicts_with_concurrent_append_to_same_partition(tmp_path) 
     assert live(t.refresh()) == {"a", "concurrent"}
 
 
-def test_overwrite_other_partition_append_does_not_conflict(tmp_path) -> None:
-    t = make_table(tmp_path)
+def test_overwrite_other_partition_append_does_not_conflict(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     t.append([data_file("a", p=0)])
     stale = sql_catalog(tmp_path).load_table("db.t")
     op = stale.new_overwrite().overwrite_by_filter("p = 0").add_file(data_file("new", p=0))
@@ -83,8 +88,8 @@ def test_overwrite_other_partition_append_does_not_conflict(tmp_path) -> None:
     assert live(t.refresh()) == {"new", "other"}
 
 
-def test_replace_partitions_conflicts_on_concurrent_write_to_replaced_partition(tmp_path) -> None:
-    t = make_table(tmp_path)
+def test_replace_partitions_conflicts_on_concurrent_write_to_replaced_partition(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     stale = sql_catalog(tmp_path).load_table("db.t")
     op = stale.new_replace_partitions().add_file(data_file("new", p=3))
     t.append([data_file("concurrent", p=3)])
@@ -97,8 +102,8 @@ def test_replace_partitions_conflicts_on_concurrent_write_to_replaced_partition(
     assert live(t.refresh()) == {"new2"}
 
 
-def test_delete_file_removed_concurrently_conflicts(tmp_path) -> None:
-    t = make_table(tmp_path)
+def test_delete_file_removed_concurrently_conflicts(tmp_path, version: int) -> None:
+    t = make_table(tmp_path, version=version)
     t.append([data_file("a"), data_file("b")])
     stale = sql_catalog(tmp_path).load_table("db.t")
     op = stale.new_delete().delete_file("/data/a.parquet")
@@ -179,7 +184,9 @@ def test_retry_policy_from_properties_and_backoff() -> None:
         {"commit.retry.num-retries": "2", "commit.retry.min-wait-ms": "10", "commit.retry.max-wait-ms": "25"}
     )
     assert (p.num_retries, p.min_wait_ms, p.max_wait_ms) == (2, 10, 25)
-    assert 10 <= p.delay_ms(1) <= 11 and 20 <= p.delay_ms(2) <= 22 and 25 <= p.delay_ms(3) <= 27.5
+    assert 10 <= p.delay_ms(1) <= 11
+    assert 20 <= p.delay_ms(2) <= 22
+    assert 25 <= p.delay_ms(3) <= 27.5
     assert RetryPolicy.from_properties({}).num_retries == 4
     calls, sleeps = [], []
 
@@ -189,7 +196,9 @@ def test_retry_policy_from_properties_and_backoff() -> None:
             raise CommitFailedError("lost")
         return n
 
-    assert run_with_retries(attempt, p, sleep=sleeps.append) == 2 and calls == [0, 1, 2] and len(sleeps) == 2
+    assert run_with_retries(attempt, p, sleep=sleeps.append) == 2
+    assert calls == [0, 1, 2]
+    assert len(sleeps) == 2
     with pytest.raises(CommitFailedError):
         run_with_retries(lambda n: (_ for _ in ()).throw(CommitFailedError("x")), p, sleep=sleeps.append)
 

@@ -16,6 +16,7 @@ import floe
 from floe.errors import ValidationError
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
+from floe.serde.single_value import decode_bounds
 from floe.spec.partitioning import UNPARTITIONED_SPEC, PartitionSpecBuilder
 from floe.spec.schema import Schema
 from floe.spec.types import (
@@ -100,22 +101,29 @@ def test_task_writer_unpartitioned_files_have_field_ids_on_every_column(tmp_path
     assert NAME.match(Path(f.file_path).name)
     pf = pq.ParquetFile(f.file_path)
     ids = _all_field_ids(pf.schema_arrow)
-    assert None not in ids and sorted(ids) == list(range(1, 14))
+    assert None not in ids
+    assert sorted(ids) == list(range(1, 14))
     assert pf.metadata.row_group(0).column(0).compression == "ZSTD"
     assert pf.schema_arrow.field("ts").type == pa.timestamp("us")
-    assert f.record_count == 1000 and f.file_size_in_bytes == Path(f.file_path).stat().st_size
+    assert f.record_count == 1000
+    assert f.file_size_in_bytes == Path(f.file_path).stat().st_size
 
 
 def test_task_writer_metrics_match_data(tmp_path: Path) -> None:
     data = _data()
     f = _writer(tmp_path).write_all([data])[0]
-    assert f.value_counts[1] == 1000 and f.null_value_counts[3] == data.column("category").null_count
+    assert f.value_counts[1] == 1000
+    assert f.null_value_counts[3] == data.column("category").null_count
     nans = int(np.isnan(data.column("value").to_numpy(zero_copy_only=False)).sum())
-    assert f.nan_value_counts[4] == nans and f.nan_value_counts[11] == 0
-    lower, upper = f.lower_bound_values(SCHEMA), f.upper_bound_values(SCHEMA)
-    assert lower[1] == 0 and upper[1] == 999
-    assert lower[13] == Decimal("0.00") and upper[13] == Decimal("9.99")
-    assert not math.isnan(upper[4]) and upper[4] <= 1.0
+    assert f.nan_value_counts[4] == nans
+    assert f.nan_value_counts[11] == 0
+    lower, upper = decode_bounds(f.lower_bounds, SCHEMA), decode_bounds(f.upper_bounds, SCHEMA)
+    assert lower[1] == 0
+    assert upper[1] == 999
+    assert lower[13] == Decimal("0.00")
+    assert upper[13] == Decimal("9.99")
+    assert not math.isnan(upper[4])
+    assert upper[4] <= 1.0
     assert 7 not in lower  # no bounds for list elements
 
 
@@ -181,7 +189,8 @@ def test_check_write_schema_errors_name_column_and_types() -> None:
 def test_check_write_schema_widening_allowed_and_merge_collects_changes() -> None:
     narrow = Schema(NestedField(1, "id", IntegerType()), NestedField(2, "extra", LongType()))
     changes = check_write_schema(SCHEMA, narrow, table_name="db.t", merge_schema=True)
-    assert changes.add == (("extra", LongType()),) and changes.widen == ()
+    assert changes.add == (("extra", LongType()),)
+    assert changes.widen == ()
     table = Schema(NestedField(1, "id", IntegerType()))
     wider = check_write_schema(table, Schema(NestedField(1, "id", LongType())), table_name="t", merge_schema=True)
     assert wider.widen == (("id", LongType()),)

@@ -17,6 +17,8 @@ import pytest
 
 from floe.errors import UnsupportedError, ValidationError
 from floe.spec.partitioning import url_encode
+from floe.spec.transforms._calendar import civil_from_days, days_from_civil
+from floe.spec.transforms._murmur import murmur3_binary_array, murmur3_longs, murmur3_rows
 from floe.spec.types import (
     BinaryType,
     BooleanType,
@@ -55,8 +57,6 @@ from floe.transforms import (
     hash_value,
     parse_transform,
 )
-from floe.transforms._calendar import civil_from_days, days_from_civil
-from floe.transforms._murmur import murmur3_binary_array, murmur3_longs, murmur3_rows
 
 EPOCH_DATE = dt.date(1970, 1, 1)
 EPOCH = dt.datetime(1970, 1, 1)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from floe.spec.transforms._decimal import decimal_from_unscaled, unscaled_of
 from floe.spec.types import (
     BinaryType,
     DateType,
@@ -39,7 +40,6 @@ from floe.transforms import (
     VoidTransform,
     YearTransform,
 )
-from floe.transforms._decimal import decimal_from_unscaled, unscaled_of
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)

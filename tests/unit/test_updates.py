@@ -266,8 +266,10 @@ def test_rest_create_sequence_applies_on_empty_base():
         ]
     ]
     md = apply_updates(None, updates)
-    assert md.format_version == 1 and md.table_uuid == UID
-    assert md.spec().fields[0].field_id == 1000 and md.properties == {"owner": "x"}
+    assert md.format_version == 1
+    assert md.table_uuid == UID
+    assert md.spec().fields[0].field_id == 1000
+    assert md.properties == {"owner": "x"}
 
 
 def test_applying_update_on_moved_base_fails_validation(base):

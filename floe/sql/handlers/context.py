@@ -19,6 +19,7 @@ from floe.errors import FloeError, NoSuchTableError, UnsupportedError, Validatio
 from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.identifiers import Name, ResolvedTable, format_name, resolve_table
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -87,17 +88,13 @@ class HandlerContext:
         _quiet_query_context_loggers()
         conf = {k: v for k, v in self.session.conf.items() if k.startswith("spark.")}
         if self._spark is None:
-            from floe.spark.configure import session as make_spark
-
-            self._spark = make_spark(conf)
+            self._spark = spark_engine().session(conf)
             self._owns_spark, self._applied = True, conf
         elif self._owns_spark and conf != self._applied:
             # SET spark.* after start-up: apply the runtime settings to the session Floe created. A session
             # passed in belongs to the caller and is left as configured.
-            from floe.spark.configure import attach
-
             changed = {k: v for k, v in conf.items() if self._applied.get(k) != v}
-            attach(self._spark, conf=changed)
+            spark_engine().attach(self._spark, conf=changed)
             self._applied = conf
         return self._spark
 
@@ -255,7 +252,7 @@ class HandlerContext:
                     f"{wap_branch!r}"
                 )
             if wap_branch not in table.refs():
-                table.manage_snapshots().create_branch(wap_branch).commit()
+                table.manage_snapshots().create_branch(None, wap_branch).commit()
             return table, wap_branch
         if branch is not None and branch not in table.refs():
             raise ValidationError(f"Cannot write to branch {branch!r} of table {table.name()}: it does not exist")

@@ -15,6 +15,7 @@ from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.identifiers import format_name
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from floe.spec.partitioning import PartitionSpec
@@ -28,8 +29,8 @@ _DISTRIBUTION_MODE = "write.distribution-mode"
 
 
 def _transform(text: str) -> object:
-    from floe.transforms.parse import parse_transform
-    from floe.transforms.unknown import UnknownTransform
+    from floe.spec.transforms.parse import parse_transform
+    from floe.spec.transforms.unknown import UnknownTransform
 
     t = parse_transform(text)
     if isinstance(t, UnknownTransform):
@@ -85,12 +86,11 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         if stmt.as_select is not None:
             if schema is not None:
                 raise ValidationError(f"{what}: give either a column list or AS SELECT, not both")
-            from floe.spark.types import from_spark_schema
             from floe.sql.handlers.query import query_dataframe
 
             df = query_dataframe(ctx, stmt.as_select, what=what)
             with spark_errors(what):
-                schema = from_spark_schema(df.schema)
+                schema = spark_engine().from_spark_schema(df.schema)
         if schema is None:
             raise ValidationError(f"{what}: no columns")
         spec = build_spec(schema, stmt.partition_spec)
@@ -258,7 +258,7 @@ def _refs(table: Table, stmt: c.AlterTable) -> None:
             )
         else:
             manage.create_branch(
-                stmt.branch, stmt.snapshot_id, min_snapshots_to_keep=stmt.min_snapshots_to_keep,
+                stmt.snapshot_id, stmt.branch, min_snapshots_to_keep=stmt.min_snapshots_to_keep,
                 max_snapshot_age_ms=stmt.max_snapshot_age_ms, max_ref_age_ms=stmt.max_ref_age_ms,
             )
     elif isinstance(stmt, c.CreateTag):
@@ -273,7 +273,7 @@ def _refs(table: Table, stmt: c.AlterTable) -> None:
                 raise ValidationError(f"Table {table.name()} has no snapshot for tag {stmt.tag!r}")
             manage.replace_tag(stmt.tag, snap, max_ref_age_ms=stmt.max_ref_age_ms)
         else:
-            manage.create_tag(stmt.tag, stmt.snapshot_id, max_ref_age_ms=stmt.max_ref_age_ms)
+            manage.create_tag(stmt.snapshot_id, stmt.tag, max_ref_age_ms=stmt.max_ref_age_ms)
     elif isinstance(stmt, c.DropBranch):
         if stmt.branch not in refs and stmt.if_exists:
             return

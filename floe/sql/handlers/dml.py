@@ -39,6 +39,7 @@ from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import expression_views, query_dataframe
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -105,9 +106,7 @@ def write_dataframe(
 
 
 def spark_type(field: Any) -> Any:
-    from floe.spark.types import to_spark_type
-
-    return to_spark_type(field.field_type, column=field.name)
+    return spark_engine().to_spark_type(field.field_type, column=field.name)
 
 
 def conform_dataframe(
@@ -296,10 +295,8 @@ def _target_frame(ctx: HandlerContext, table: Table) -> Callable[[], DataFrame]:
     """No rows with the table's columns, as a DML expression sees them (types Iceberg function calls)."""
 
     def frame() -> DataFrame:
-        from floe.spark.types import to_spark_schema
-
         spark = ctx.spark()
-        return spark.createDataFrame([], to_spark_schema(table.schema())).alias(TARGET_ALIAS)
+        return spark.createDataFrame([], spark_engine().to_spark_schema(table.schema())).alias(TARGET_ALIAS)
 
     return frame
 
@@ -310,11 +307,9 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     what = short_sql(stmt.sql) or "DELETE"
     table, branch = ctx.load_for_write(stmt.table)
     node = _row_expression(table, stmt.where.node, stmt.alias, what) if stmt.where is not None else None
-    from floe.spark.row_level import delete_rows  # pyspark loads only when a row-level change runs
-
     before = newest_snapshot_id(table)
     with _views(ctx, node, table) as cond_sql, spark_errors(what):
-        changed = delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx, table),
+        changed = spark_engine().delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx, table),
                               what=what, target_alias=TARGET_ALIAS, branch=branch)
     if not changed:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing deleted")
@@ -337,15 +332,13 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
             raise ValidationError(f"{what}: column {column!r} is assigned twice")
         values[column] = _row_expression(table, a.value.node, stmt.alias, what)
     node = _row_expression(table, stmt.where.node, stmt.alias, what) if stmt.where is not None else None
-    from floe.spark.row_level import update_rows  # pyspark loads only when a row-level change runs
-
     before = newest_snapshot_id(table)
     with ExitStack() as stack:
         frame = _target_frame(ctx, table)
         sets = {column: stack.enter_context(expression_views(ctx, value, frame)) for column, value in values.items()}
         cond_sql = stack.enter_context(_views(ctx, node, table))
         with spark_errors(what):
-            changed = update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what, target_alias=TARGET_ALIAS,
+            changed = spark_engine().update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what, target_alias=TARGET_ALIAS,
                                   branch=branch, snapshot_properties=snapshot_properties(ctx, table))
     if not changed:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing updated")

@@ -20,6 +20,7 @@ from floe.sql.handlers.dml import change_message, newest_snapshot_id, quote, sna
 from floe.sql.handlers.query import query_dataframe
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -86,12 +87,11 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         if calls:
             raise UnsupportedError(f"{what}: Iceberg functions ({calls[0].node.sql(dialect='spark')}) in MERGE "
                                    "conditions and values are not supported by Floe; use them in the USING query")
-    from floe.spark.row_level import MergeClause, merge_into  # pyspark loads only when a MERGE runs
-
+    engine = spark_engine()
     source = query_dataframe(ctx, stmt.source, what=what)
     source_columns = {n.lower() for n in source.columns}
     clauses = [
-        MergeClause(
+        engine.merge_clause(
             match=clause.match,
             action=clause.action,
             condition=clause.condition.sql if clause.condition is not None else None,
@@ -101,7 +101,7 @@ def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     ]
     before = newest_snapshot_id(table)
     with spark_errors(what):
-        merge_into(table, source, stmt.on.sql, clauses, target_alias=t, source_alias=s,
+        engine.merge_into(table, source, stmt.on.sql, clauses, target_alias=t, source_alias=s,
                    snapshot_properties=snapshot_properties(ctx, table), what=what, branch=branch)
     table = table.refresh()
     if all(cl.match == "not_matched" for cl in stmt.clauses):

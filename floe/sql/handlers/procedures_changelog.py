@@ -15,6 +15,7 @@ from floe.errors import ValidationError
 from floe.sql.handlers.context import HandlerContext
 from floe.sql.handlers.procedure_args import Procedures, TableProcedure, bool_arg
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import types as T
@@ -72,11 +73,10 @@ def _orderable(t: T.DataType) -> bool:
 
 
 def _create_changelog_view(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    from floe.spark.changelog import changelog_dataframe, changelog_range, compute_updates, remove_carryovers
-
+    engine = spark_engine()
     spark = ctx.spark()
-    rng = changelog_range(table, **_options(args))
-    df = changelog_dataframe(spark, table, rng)
+    rng = engine.changelog_range(table, **_options(args))
+    df = engine.changelog_dataframe(spark, table, rng)
     net_changes = bool_arg(args, "net_changes", False)
     given = _identifier_columns(args)
     identifiers = given if given is not None else table.schema().identifier_field_names
@@ -87,9 +87,9 @@ def _create_changelog_view(ctx: HandlerContext, table: Table, args: dict[str, ob
     if bool_arg(args, "compute_updates", given is not None):
         if net_changes:
             raise ValidationError(f"Changelog of {table.name()}: net changes cannot be computed with update images")
-        df = compute_updates(df, identifiers)
+        df = engine.compute_updates(df, identifiers)
     else:
-        df = remove_carryovers(df, net_changes=net_changes)
+        df = engine.remove_carryovers(df, net_changes=net_changes)
     view = args.get("changelog_view")
     if view is not None and (not isinstance(view, str) or not view.strip()):
         raise ValidationError(f"changelog_view must be a view name, got {view!r}")

@@ -19,6 +19,7 @@ from floe.sql.handlers.procedure_args import (
     snapshot_id_arg,
 )
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -140,9 +141,7 @@ def _rewrite_data_files(ctx: HandlerContext, table: Table, args: dict[str, objec
     options = args.get("options")
     if options is not None and not isinstance(options, dict):
         raise ValidationError(f"options must be a map of strings (map('k', 'v', ...)), got {options!r}")
-    from floe.spark.rewrite_data_files import rewrite_data_files
-
-    result = rewrite_data_files(
+    result = spark_engine().rewrite_data_files(
         table,
         spark=ctx.spark(),
         strategy=_str_arg(args, "strategy"),
@@ -164,9 +163,7 @@ def _rewrite_data_files(ctx: HandlerContext, table: Table, args: dict[str, objec
 
 def _rewrite_position_delete_files(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
     options = _string_map(args, "options")
-    from floe.spark.rewrite_position_deletes import rewrite_position_delete_files
-
-    result = rewrite_position_delete_files(table, spark=ctx.spark(), options=options)
+    result = spark_engine().rewrite_position_delete_files(table, spark=ctx.spark(), options=options)
     return result_row(
         ["rewritten_delete_files_count", "added_delete_files_count", "rewritten_bytes_count", "added_bytes_count"],
         result,
@@ -180,9 +177,7 @@ def _compute_table_stats(ctx: HandlerContext, table: Table, args: dict[str, obje
             columns = [columns]
         if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
             raise ValidationError(f"columns must be an array of column names, got {columns!r}")
-    from floe.spark.table_stats import compute_table_stats
-
-    stats = compute_table_stats(
+    stats = spark_engine().compute_table_stats(
         table,
         spark=ctx.spark(),
         snapshot_id=None if args.get("snapshot_id") is None else snapshot_id_arg(args),

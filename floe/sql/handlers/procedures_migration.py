@@ -22,6 +22,7 @@ from floe.sql.handlers.procedure_args import (
 )
 from floe.sql.identifiers import ResolvedTable
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -55,11 +56,9 @@ def _parallelism(args: dict[str, object]) -> int:
 
 
 def _add_files(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
-    from floe.spark.import_files import add_files
-
     source = _string(args, "source_table")
     assert source is not None  # required
-    result = add_files(
+    result = spark_engine().add_files(
         table,
         spark=ctx.spark(),
         source_table=source,
@@ -71,14 +70,12 @@ def _add_files(ctx: HandlerContext, table: Table, args: dict[str, object]) -> Re
 
 
 def _snapshot(ctx: HandlerContext, ref: ResolvedTable, args: dict[str, object]) -> ResultSet:
-    from floe.spark.table_migration import snapshot_table
-
     source = _string(args, "source_table")
     assert source is not None  # required
     if source == args["table"]:
         raise ValidationError("Cannot create a snapshot with the same name as the source of the snapshot")
     bool_arg(args, "ignore_missing_files", False)  # listed files exist: nothing is missing to ignore
-    count = snapshot_table(
+    count = spark_engine().snapshot_table(
         ctx.spark(),
         ctx.catalog(ref.catalog),
         ref.identifier,
@@ -91,10 +88,8 @@ def _snapshot(ctx: HandlerContext, ref: ResolvedTable, args: dict[str, object]) 
 
 
 def _migrate(ctx: HandlerContext, ref: ResolvedTable, args: dict[str, object]) -> ResultSet:
-    from floe.spark.table_migration import migrate_table
-
     bool_arg(args, "ignore_missing_files", False)
-    count = migrate_table(
+    count = spark_engine().migrate_table(
         ctx.spark(),
         ctx.catalog(ref.catalog),
         ref.identifier,

@@ -25,6 +25,7 @@ from floe.sql.identifiers import ResolvedTable
 from floe.sql.parser import parse_statement, short_sql
 from floe.sql.queries import rewrite_tables, spark_sql, table_refs
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -79,11 +80,9 @@ def _time_travel_options(ctx: HandlerContext, table: Table, ref: c.TableRef, res
 
 def _metadata_columns(node: exp.Expression) -> frozenset[str]:
     """Iceberg metadata columns (``_file``, ``_pos`` ...) a query names: only those are read (they cost)."""
-    from floe.spark.metadata_columns import METADATA_COLUMNS
-
     # Every part: ``_partition.category`` parses as column ``category`` of "table" ``_partition``.
     named = {part.name.lower() for col in node.find_all(exp.Column) for part in col.parts}
-    return frozenset(named) & frozenset(METADATA_COLUMNS)
+    return frozenset(named) & frozenset(spark_engine().metadata_columns)
 
 
 def catalog_view(ctx: HandlerContext, resolved: ResolvedTable) -> tuple[ViewCatalog, ViewMetadata, str] | None:
@@ -138,13 +137,9 @@ def table_dataframe(ctx: HandlerContext, ref: c.TableRef, *, metadata_columns: f
     spark = ctx.spark()
     opts = _time_travel_options(ctx, table, ref, resolved)
     if resolved.metadata_table == "changes":
-        from floe.spark.changelog import changelog_dataframe
-
         with spark_errors(f"Reading {resolved}"):
-            return changelog_dataframe(spark, table)
+            return spark_engine().changelog_dataframe(spark, table)
     if resolved.metadata_table is not None:
-        from floe.spark.metadata_tables import metadata_table_df
-
         snapshot_id = opts.get("snapshot_id")
         if "as_of_timestamp" in opts:
             snapshot_id = table.metadata.snapshot_as_of_timestamp(opts["as_of_timestamp"]).snapshot_id
@@ -153,11 +148,9 @@ def table_dataframe(ctx: HandlerContext, ref: c.TableRef, *, metadata_columns: f
                 snap = table.metadata.snapshot_by_name(opts[key])
                 snapshot_id = snap.snapshot_id if snap is not None else None
         with spark_errors(f"Reading {resolved}"):
-            return metadata_table_df(spark, table, resolved.metadata_table, snapshot_id=snapshot_id)
-    from floe.spark.read import read
-
+            return spark_engine().metadata_table_df(spark, table, resolved.metadata_table, snapshot_id=snapshot_id)
     hidden = [n for n in sorted(metadata_columns) if table.schema().find_field_or_none(n, case_sensitive=False) is None]
-    return read(spark, table, **opts, metadata_columns=hidden)
+    return spark_engine().read(spark, table, **opts, metadata_columns=hidden)
 
 
 def _register_views(

@@ -26,6 +26,7 @@ from floe.sql.handlers.query import catalog_view, query_dataframe
 from floe.sql.identifiers import ResolvedTable, format_name, resolve_namespace
 from floe.sql.parser import short_sql
 from floe.sql.result import ResultSet
+from floe.sql.spark_engine import spark_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -59,9 +60,7 @@ def _named_columns(df: DataFrame, columns: tuple[c.ViewColumn, ...], what: str) 
 
 def _view_schema(df: DataFrame, columns: tuple[c.ViewColumn, ...]) -> Schema:
     """The view's schema: the query's output (optional fields), with the column list's comments."""
-    from floe.spark.types import from_spark_schema  # pyspark loads only when a view is created
-
-    schema = from_spark_schema(df.schema)
+    schema = spark_engine().from_spark_schema(df.schema)
     docs = {col.name: col.comment for col in columns}
     fields = [dataclasses.replace(f, required=False, doc=docs.get(f.name)) for f in schema.fields]
     return Schema(*fields, schema_id=0)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from floe.transforms.base import Transform
-from floe.transforms.bucket import BucketTransform
-from floe.transforms.identity import IdentityTransform
-from floe.transforms.temporal import DayTransform, HourTransform, MonthTransform, YearTransform
-from floe.transforms.truncate import TruncateTransform
-from floe.transforms.unknown import UnknownTransform
-from floe.transforms.void import VoidTransform
+from floe.spec.transforms.base import Transform
+from floe.spec.transforms.bucket import BucketTransform
+from floe.spec.transforms.identity import IdentityTransform
+from floe.spec.transforms.temporal import DayTransform, HourTransform, MonthTransform, YearTransform
+from floe.spec.transforms.truncate import TruncateTransform
+from floe.spec.transforms.unknown import UnknownTransform
+from floe.spec.transforms.void import VoidTransform
 
 __all__ = ["parse_transform"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from floe.errors import UnsupportedError
+from floe.spec.transforms.base import Transform
 from floe.spec.types import IcebergType, StringType
-from floe.transforms.base import Transform
 
 if TYPE_CHECKING:
     import pyarrow as pa

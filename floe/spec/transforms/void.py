@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from floe.spec.transforms._arrow import as_array
+from floe.spec.transforms._lazy import LazyModule
+from floe.spec.transforms.base import Transform
 from floe.spec.types import IcebergType
-from floe.transforms._arrow import as_array
-from floe.transforms._lazy import LazyModule
-from floe.transforms.base import Transform
 
 if TYPE_CHECKING:
     import pyarrow as pa

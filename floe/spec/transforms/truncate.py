@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from floe.errors import ValidationError
+from floe.spec.transforms._arrow import as_array, from_numpy, int64_values, validity
+from floe.spec.transforms._decimal import decimal_from_unscaled, unscaled_of
+from floe.spec.transforms._human import human_value
+from floe.spec.transforms._lazy import LazyModule
+from floe.spec.transforms.base import Transform
 from floe.spec.types import BinaryType, DecimalType, IcebergType, IntegerType, LongType, StringType
-from floe.transforms._arrow import as_array, from_numpy, int64_values, validity
-from floe.transforms._decimal import decimal_from_unscaled, unscaled_of
-from floe.transforms._human import human_value
-from floe.transforms._lazy import LazyModule
-from floe.transforms.base import Transform
 
 if TYPE_CHECKING:
     import numpy as np

@@ -14,6 +14,9 @@ import uuid
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from floe.spec.transforms._calendar import MICROS_PER_DAY, civil_from_days
+from floe.spec.transforms._decimal import decimal_from_unscaled, unscaled_of
+from floe.spec.transforms._lazy import LazyModule
 from floe.spec.types import (
     BinaryType,
     BooleanType,
@@ -31,9 +34,6 @@ from floe.spec.types import (
     UnknownType,
     UUIDType,
 )
-from floe.transforms._calendar import MICROS_PER_DAY, civil_from_days
-from floe.transforms._decimal import decimal_from_unscaled, unscaled_of
-from floe.transforms._lazy import LazyModule
 
 if TYPE_CHECKING:
     import numpy as np

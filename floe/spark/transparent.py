@@ -2,7 +2,7 @@
 
 Spark's own entry points are wrapped once, at class level, and act differently only for a session that
 :func:`install` marked (``floe.spark.attach`` / ``floe.spark.session`` do) and only for what names a Floe
-catalog (floe.sql.spark_session.routes_to_floe); everything else reaches Spark's original method
+catalog (floe.spark.sql_session.routes_to_floe); everything else reaches Spark's original method
 untouched. Setting ``spark.floe.transparent=false`` on a session (or ``floe.spark.detach(spark)``)
 switches it off there.
 
@@ -45,17 +45,17 @@ from floe.errors import (
 from floe.expressions.parser import parse_filter
 from floe.spark.configure import note_catalog_conf_change
 from floe.spark.read import load_table, read
-from floe.spark.streaming import StreamSink, sink_options, start_stream
-from floe.sql import commands as c
-from floe.sql.lexer import split_statements
-from floe.sql.parser import parse_statement
-from floe.sql.spark_session import (
+from floe.spark.sql_session import (
     floe_sql_state,
     is_floe_name,
     is_inside_floe,
     routes_to_floe,
     run_statement,
 )
+from floe.spark.streaming import StreamSink, sink_options, start_stream
+from floe.sql import commands as c
+from floe.sql.lexer import split_statements
+from floe.sql.parser import parse_statement
 from floe.table.table import Table
 
 if TYPE_CHECKING:

@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING, Any
 import mmh3
 
 from floe.errors import ValidationError
+from floe.spec.transforms._arrow import as_array, from_numpy, int64_values, validity
+from floe.spec.transforms._decimal import unscaled_of
+from floe.spec.transforms._lazy import LazyModule
+from floe.spec.transforms.base import Transform
 from floe.spec.types import (
     BinaryType,
     DateType,
@@ -24,21 +28,17 @@ from floe.spec.types import (
     TimeType,
     UUIDType,
 )
-from floe.transforms._arrow import as_array, from_numpy, int64_values, validity
-from floe.transforms._decimal import unscaled_of
-from floe.transforms._lazy import LazyModule
-from floe.transforms.base import Transform
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import pyarrow as pa
 
-    from floe.transforms import _murmur
+    from floe.spec.transforms import _murmur
 else:
     np = LazyModule("numpy")
     pa = LazyModule("pyarrow")
-    _murmur = LazyModule("floe.transforms._murmur")  # numpy constants at import
+    _murmur = LazyModule("floe.spec.transforms._murmur")  # numpy constants at import
 
 __all__ = ["BucketTransform", "hash_value"]
 

@@ -10,6 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from floe.errors import ValidationError
+from floe.spec.transforms._arrow import arrow_result_type, as_array, from_numpy, int64_values, validity
+from floe.spec.transforms._calendar import (
+    MICROS_PER_DAY,
+    MICROS_PER_HOUR,
+    months_from_days,
+    wrap_int32,
+    years_from_days,
+)
+from floe.spec.transforms._human import human_hour, human_month, human_year, iso_date
+from floe.spec.transforms._lazy import LazyModule
+from floe.spec.transforms.base import Transform
 from floe.spec.types import (
     DateType,
     IcebergType,
@@ -19,17 +30,6 @@ from floe.spec.types import (
     TimestamptzNanoType,
     TimestamptzType,
 )
-from floe.transforms._arrow import arrow_result_type, as_array, from_numpy, int64_values, validity
-from floe.transforms._calendar import (
-    MICROS_PER_DAY,
-    MICROS_PER_HOUR,
-    months_from_days,
-    wrap_int32,
-    years_from_days,
-)
-from floe.transforms._human import human_hour, human_month, human_year, iso_date
-from floe.transforms._lazy import LazyModule
-from floe.transforms.base import Transform
 
 if TYPE_CHECKING:
     import numpy as np

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from floe.errors import ValidationError
+from floe.spec.transforms._human import human_value
+from floe.spec.transforms._lazy import LazyModule
+from floe.spec.transforms.base import Transform
 from floe.spec.types import GeographyType, GeometryType, IcebergType, PrimitiveType, VariantType
-from floe.transforms._human import human_value
-from floe.transforms._lazy import LazyModule
-from floe.transforms.base import Transform
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
+from floe.spec.transforms._lazy import LazyModule
 from floe.spec.types import (
     DateType,
     IcebergType,
     TimestampNanoType,
     TimestamptzNanoType,
 )
-from floe.transforms._lazy import LazyModule
 
 if TYPE_CHECKING:
     import numpy as np
