@@ -11,7 +11,8 @@ compare strings exactly and never guess a spelling.
   file in the manifest. Few delete rows are read on the driver and broadcast; many are read by Spark.
 - Equality deletes: a left-anti join on null-safe equality of exactly the delete's ``equality_ids``
   columns (a file may carry more columns: only the key counts), limited to data files with a smaller data
-  sequence number in the same partition, or in any partition for a delete written unpartitioned.
+  sequence number in the same partition, or in any partition for a delete written unpartitioned. Data files
+  of one sequence number whose keys imply their partition skip the join that gives rows those two.
 """
 
 from __future__ import annotations
@@ -219,14 +220,47 @@ class DeleteJoins:
         })
 
     # -- equality deletes ------------------------------------------------------------------------
+    def _equality_tasks(self) -> list[FileScanTask]:
+        return [t for t in self.tasks if any(e.data_file.content == FileContent.EQUALITY_DELETES for e in t.deletes)]
+
+    def key_implies_partition(self) -> bool:
+        """Every partitioned equality delete has the source columns of its spec in its key, and the data files
+        share that spec: a key match then implies the same partition (transforms are functions of their
+        sources)."""
+        tasks = self._equality_tasks()
+        data_specs = {t.data_file.spec_id for t in tasks}
+        for t in tasks:
+            for e in t.deletes:
+                if e.data_file.content != FileContent.EQUALITY_DELETES:
+                    continue
+                spec = self.specs.get(e.data_file.spec_id)
+                if spec is None or spec.is_unpartitioned:
+                    continue  # global delete
+                keys = set(e.data_file.equality_ids or ())
+                if data_specs != {e.data_file.spec_id} or any(s not in keys for f in spec.fields for s in f.source_ids):
+                    return False
+        return True
+
+    def equality_needs_file(self) -> bool:
+        """Whether applying the equality deletes needs each row's file (for its sequence number and partition):
+        not when the tasks share one data sequence number and keys imply partitions."""
+        tasks = self._equality_tasks()
+        if not tasks:
+            return False
+        return len({t.data_sequence_number for t in tasks}) > 1 or not self.key_implies_partition()
+
     def apply_equality(self, df: DataFrame, footer_ids: Callable[[list[str]], dict[str, tuple[bool, list[str]]]]) -> DataFrame:
-        """Drop rows matched by equality delete files (rows need their file column).
+        """Drop rows matched by equality delete files (rows need their file column when
+        :meth:`equality_needs_file`).
 
         Args:
             footer_ids: delete file locations -> (has field ids, column names) of each, from its footer.
         """
+        mine = self._equality_tasks()
+        if not mine:
+            return df
         groups: dict[tuple[int, ...], dict[str, ManifestEntry]] = {}
-        for t in self.tasks:
+        for t in mine:
             for e in t.deletes:
                 if e.data_file.content == FileContent.EQUALITY_DELETES:
                     ids = tuple(e.data_file.equality_ids or ())
@@ -235,32 +269,37 @@ class DeleteJoins:
                             f"Table {self.table_name}: equality delete file {e.data_file.file_path} has no equality_ids"
                         )
                     groups.setdefault(ids, {}).setdefault(e.data_file.file_path, e)
-        if not groups:
-            return df
         pkeys: dict[tuple[int, tuple[object, ...]], int] = {}
 
         def pkey(spec_id: int, partition: tuple[object, ...]) -> int:
             return pkeys.setdefault((spec_id, tuple(partition)), len(pkeys))
 
-        data_rows = [
-            (self.uri_of(t.data_file.file_path), t.data_sequence_number, pkey(t.data_file.spec_id, t.data_file.partition))
-            for t in self.tasks
-            if any(e.data_file.content == FileContent.EQUALITY_DELETES for e in t.deletes)
-        ]
-        dm = self.spark.createDataFrame(data_rows, "_floe_k2 string, _floe_seq long, _floe_pkey int")
-        df = df.join(F.broadcast(dm), F.col(ROW_FILE_COLUMN) == F.col("_floe_k2"), "left").drop("_floe_k2")
+        by_file = self.equality_needs_file()
+        if by_file:
+            data_rows = [
+                (self.uri_of(t.data_file.file_path), t.data_sequence_number, pkey(t.data_file.spec_id, t.data_file.partition))
+                for t in mine
+            ]
+            dm = self.spark.createDataFrame(data_rows, "_floe_k2 string, _floe_seq long, _floe_pkey int")
+            df = df.join(F.broadcast(dm), F.col(ROW_FILE_COLUMN) == F.col("_floe_k2"), "left").drop("_floe_k2")
         for ids, entries in groups.items():
             fields = [self._key_field(i) for i in ids]
-            dels = self._equality_rows(list(entries.values()), ids, fields, footer_ids, pkey)
-            cond = (F.col("_floe_seq") < F.col("_floe_dseq")) & (
-                (F.col("_floe_dpkey") == F.lit(-1)) | (F.col("_floe_dpkey") == F.col("_floe_pkey"))
-            )
-            for i in ids:
-                # Spec: equality deletes match nulls, hence null-safe equality.
-                cond = cond & F.col(quoted(self.names[i])).eqNullSafe(F.col(f"_floe_eq{i}"))
             small = sum(e.data_file.record_count for e in entries.values()) <= BROADCAST_DELETE_ROWS
+            dels = self._equality_rows(list(entries.values()), ids, fields, footer_ids, pkey)
+            if by_file:
+                cond = (F.col("_floe_seq") < F.col("_floe_dseq")) & (
+                    (F.col("_floe_dpkey") == F.lit(-1)) | (F.col("_floe_dpkey") == F.col("_floe_pkey"))
+                )
+            else:  # one data sequence number, partitions implied by the key
+                cond = F.lit(mine[0].data_sequence_number) < F.col("_floe_dseq")
+                dels = dels.drop("_floe_dpkey")
+            for f in fields:
+                row, key = F.col(quoted(self.names[f.field_id])), F.col(f"_floe_eq{f.field_id}")
+                # Spec: equality deletes match nulls, hence null-safe equality; a required column holds no
+                # null, so plain equality (cheaper keys) gives the same answer.
+                cond = cond & (row == key if f.required else row.eqNullSafe(key))
             df = df.join(F.broadcast(dels) if small else dels, cond, "left_anti")
-        return df.drop("_floe_seq", "_floe_pkey")
+        return df.drop("_floe_seq", "_floe_pkey") if by_file else df
 
     def _key_field(self, field_id: int) -> NestedField:
         f = self.read_schema.find_field_or_none(field_id)

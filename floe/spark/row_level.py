@@ -31,6 +31,7 @@ from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark.configure import session
 from floe.spark.deletion_vectors import write_deletion_vectors
+from floe.spark.merge_pruning import equi_keys, source_range_filter
 from floe.spark.position_deletes import (
     deleted_positions,
     per_file_granularity,
@@ -459,6 +460,8 @@ def merge_into(
     insert_only = all(cl.match == "not_matched" for cl in clauses)
     by_source = any(cl.match == "not_matched_by_source" for cl in clauses)
     snapshot_id, tasks = plan_candidates(table, AlwaysTrue(), branch)
+    if not by_source and len(tasks) > 1:
+        tasks = _matchable(table, snapshot_id, tasks, source, equi_keys(on, t, s))
     # Row files and positions come from Parquet data files read natively; other layouts are rewritten whole.
     positioned = all(_natively_positioned(task) for task in tasks)
     if mor and not positioned:
@@ -569,6 +572,24 @@ def merge_into(
 
 
 _ACTION, _RFILE, _RPOS = "_floe_action", "_floe_rfile", "_floe_rpos"
+
+
+def _matchable(
+    table: Table, snapshot_id: int | None, tasks: list[FileScanTask], source: DataFrame, keys: list[tuple[str, str]]
+) -> list[FileScanTask]:
+    """The tasks whose files may hold a row the source matches, pruned by the source's key ranges on the
+    columns the table is laid out by (partition sources and sort columns: where ranges prune, as Iceberg
+    Java's runtime filters on Spark)."""
+    laid_out = {i for spec in table.metadata.partition_specs for f in spec.fields for i in f.source_ids}
+    laid_out |= {f.source_id for order in table.metadata.sort_orders for f in order.fields}
+    names = {table.schema().find_field(i).name.lower() for i in laid_out if table.schema().find_field_or_none(i)}
+    keys = [(tc, sc) for tc, sc in keys if tc.lower() in names]
+    if not keys:
+        return tasks
+    expr = source_range_filter(table.schema(), source, keys)
+    if isinstance(expr, AlwaysTrue):
+        return tasks
+    return list(table.scan(row_filter=expr, snapshot_id=snapshot_id, case_sensitive=False).plan_files())
 
 
 def _merge_on_read_once(

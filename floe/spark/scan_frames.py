@@ -431,7 +431,8 @@ class _Builder:
         need_pos = self.with_position or any(
             e.data_file.content == FileContent.POSITION_DELETES for t in tasks for e in t.deletes
         )
-        need_file = need_pos or needs_fill or any(t.deletes for t in tasks)
+        deletes = self._deletes()
+        need_file = need_pos or needs_fill or deletes.equality_needs_file()
         meta = (_FILE,) * need_file + (_POS,) * need_pos
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
         with_ids = [x for x in locations if x not in no_ids]
@@ -447,13 +448,13 @@ class _Builder:
             df = df.unionByName(r)
         if need_file:
             df = self._apply_identity_fills(df)
-            deletes = self._deletes()
+        if any(t.deletes for t in tasks):
             df = deletes.apply_positions(df, self._delete_footers)
             df = deletes.apply_equality(df, self._delete_footers)
-            if self.with_position:
-                df = self._manifest_paths(df)
-            else:
-                df = df.drop(*meta)
+        if self.with_position:
+            df = self._manifest_paths(df)
+        elif meta:
+            df = df.drop(*meta)
         return self._finish(df)
 
     def _finish(self, df: DataFrame) -> DataFrame:
