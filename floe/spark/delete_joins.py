@@ -243,11 +243,11 @@ class DeleteJoins:
 
     def equality_needs_file(self) -> bool:
         """Whether applying the equality deletes needs each row's file (for its sequence number and partition):
-        not when the tasks share one data sequence number and keys imply partitions."""
-        tasks = self._equality_tasks()
-        if not tasks:
+        not when all tasks (also those without equality deletes: their rows meet the same join) share one
+        data sequence number and keys imply partitions."""
+        if not self._equality_tasks():
             return False
-        return len({t.data_sequence_number for t in tasks}) > 1 or not self.key_implies_partition()
+        return len({t.data_sequence_number for t in self.tasks}) > 1 or not self.key_implies_partition()
 
     def apply_equality(self, df: DataFrame, footer_ids: Callable[[list[str]], dict[str, tuple[bool, list[str]]]]) -> DataFrame:
         """Drop rows matched by equality delete files (rows need their file column when
