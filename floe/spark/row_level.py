@@ -582,11 +582,12 @@ def _matchable(
     Java's runtime filters on Spark)."""
     laid_out = {i for spec in table.metadata.partition_specs for f in spec.fields for i in f.source_ids}
     laid_out |= {f.source_id for order in table.metadata.sort_orders for f in order.fields}
-    names = {table.schema().find_field(i).name.lower() for i in laid_out if table.schema().find_field_or_none(i)}
+    schema = table.schema()
+    names = {f.name.lower() for i in laid_out if (f := schema.find_field_or_none(i)) is not None}
     keys = [(tc, sc) for tc, sc in keys if tc.lower() in names]
     if not keys:
         return tasks
-    expr = source_range_filter(table.schema(), source, keys)
+    expr = source_range_filter(schema, source, keys)
     if isinstance(expr, AlwaysTrue):
         return tasks
     return list(table.scan(row_filter=expr, snapshot_id=snapshot_id, case_sensitive=False).plan_files())
