@@ -34,7 +34,8 @@ from floe.sql.handlers.context import HandlerContext
 from floe.sql.handlers.query import query_dataframe
 from floe.sql.identifiers import Name
 from floe.sql.lexer import split_statements
-from floe.sql.parser import parse_statement, short_sql
+from floe.sql.parse_common import short_sql
+from floe.sql.parser import parse_statement
 from floe.sql.result import ResultSet
 
 __all__ = [

@@ -24,7 +24,8 @@ from floe.errors import (
 from floe.sql import commands as c
 from floe.sql.identifiers import Name, format_name, resolve_namespace, resolve_use
 from floe.sql.lexer import split_statements
-from floe.sql.parser import parse_statement, short_sql
+from floe.sql.parse_common import short_sql
+from floe.sql.parser import parse_statement
 from floe.sql.result import ResultSet
 
 __all__ = ["CatalogLoader", "NamespaceCatalog", "SqlSession", "show_pattern_matches"]

@@ -9,7 +9,7 @@ from floe.sql import commands as c
 from floe.sql.datatypes import _Ids, column_constraints, parse_type, schema_from_columns, to_iceberg_type
 from floe.sql.identifiers import Name
 from floe.sql.lexer import Cursor
-from floe.sql.parser import parse_sqlglot, property_list, short_sql, unsupported
+from floe.sql.parse_common import parse_sqlglot, property_list, short_sql, unsupported
 from floe.sql.queries import make_query, table_name
 
 __all__ = ["parse_alter", "parse_create", "parse_drop_table", "parse_transform", "transform_of"]

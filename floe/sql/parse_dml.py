@@ -8,7 +8,7 @@ from floe.errors import ParseError, UnsupportedError
 from floe.sql import commands as c
 from floe.sql.lexer import Cursor, tokenize
 from floe.sql.literals import evaluate
-from floe.sql.parser import parse_sqlglot, short_sql, unsupported
+from floe.sql.parse_common import parse_sqlglot, short_sql, unsupported
 from floe.sql.queries import make_expr, make_query, table_name
 
 __all__ = [

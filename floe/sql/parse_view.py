@@ -7,6 +7,8 @@ from sqlglot import TokenType
 
 from floe.sql import commands as c
 from floe.sql.lexer import Cursor
+from floe.sql.parse_common import property_list, property_list_keys
+from floe.sql.parse_dml import parse_select
 
 __all__ = ["is_view_statement", "parse_view_statement"]
 
@@ -33,9 +35,6 @@ def is_view_statement(cur: Cursor) -> bool:
 
 def parse_view_statement(cur: Cursor) -> c.Statement:
     """The view statement at ``cur`` (:func:`is_view_statement` is true)."""
-    from floe.sql.parse_dml import parse_select
-    from floe.sql.parser import property_list, property_list_keys
-
     sql = cur.sql
     w0 = cur.word(0)
     if w0 == "SHOW":

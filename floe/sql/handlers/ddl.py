@@ -13,7 +13,7 @@ from floe.errors import NoSuchTableError, TableAlreadyExistsError, UnsupportedEr
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.identifiers import format_name
-from floe.sql.parser import short_sql
+from floe.sql.parse_common import short_sql
 from floe.sql.result import ResultSet
 from floe.sql.spark_engine import spark_engine
 

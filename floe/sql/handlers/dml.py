@@ -37,7 +37,7 @@ from floe.spec import properties as P
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import expression_views, query_dataframe
-from floe.sql.parser import short_sql
+from floe.sql.parse_common import short_sql
 from floe.sql.result import ResultSet
 from floe.sql.spark_engine import spark_engine
 

@@ -18,7 +18,7 @@ from floe.sql.functions import iceberg_calls
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.dml import change_message, newest_snapshot_id, quote, snapshot_properties
 from floe.sql.handlers.query import query_dataframe
-from floe.sql.parser import short_sql
+from floe.sql.parse_common import short_sql
 from floe.sql.result import ResultSet
 from floe.sql.spark_engine import spark_engine
 

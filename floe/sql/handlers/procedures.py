@@ -21,7 +21,7 @@ from floe.sql.handlers.procedures_changelog import CHANGELOG_PROCEDURES
 from floe.sql.handlers.procedures_maintenance import MAINTENANCE_PROCEDURES
 from floe.sql.handlers.procedures_migration import MIGRATION_PROCEDURES
 from floe.sql.identifiers import ResolvedTable, resolve_table
-from floe.sql.parser import short_sql
+from floe.sql.parse_common import short_sql
 from floe.sql.result import ResultSet
 
 if TYPE_CHECKING:

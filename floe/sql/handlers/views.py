@@ -24,7 +24,7 @@ from floe.sql.engine import show_pattern_matches
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import catalog_view, query_dataframe
 from floe.sql.identifiers import ResolvedTable, format_name, resolve_namespace
-from floe.sql.parser import short_sql
+from floe.sql.parse_common import short_sql
 from floe.sql.result import ResultSet
 from floe.sql.spark_engine import spark_engine
 
