@@ -17,6 +17,7 @@ from sqlglot import exp
 from floe.spec.schema import Schema
 from floe.spec.types import IcebergType
 from floe.sql.identifiers import Name, format_name
+from floe.sql.query_tables import rewrite_tables
 
 __all__ = [
     "AddColumns",
@@ -144,8 +145,6 @@ class Query:
 
     def rewrite(self, replace: Callable[[TableRef], str]) -> str:
         """Spark SQL with each table reference replaced by ``replace(ref)`` (a view name); aliases kept."""
-        from floe.sql.queries import rewrite_tables  # one-way: queries imports commands, not vice versa
-
         return rewrite_tables(self.node, self.tables, replace)
 
 

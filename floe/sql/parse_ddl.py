@@ -10,7 +10,8 @@ from floe.sql.datatypes import _Ids, column_constraints, parse_type, schema_from
 from floe.sql.identifiers import Name
 from floe.sql.lexer import Cursor
 from floe.sql.parse_common import parse_sqlglot, property_list, short_sql, unsupported
-from floe.sql.queries import make_query, table_name
+from floe.sql.queries import make_query
+from floe.sql.query_tables import table_name
 
 __all__ = ["parse_alter", "parse_create", "parse_drop_table", "parse_transform", "transform_of"]
 

@@ -9,7 +9,8 @@ from floe.sql import commands as c
 from floe.sql.lexer import Cursor, tokenize
 from floe.sql.literals import evaluate
 from floe.sql.parse_common import parse_sqlglot, short_sql, unsupported
-from floe.sql.queries import make_expr, make_query, table_name
+from floe.sql.queries import make_expr, make_query
+from floe.sql.query_tables import table_name
 
 __all__ = [
     "normalize_time_travel",

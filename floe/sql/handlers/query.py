@@ -24,7 +24,8 @@ from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.identifiers import ResolvedTable
 from floe.sql.parse_common import short_sql
 from floe.sql.parser import parse_statement
-from floe.sql.queries import rewrite_tables, spark_sql, table_refs
+from floe.sql.queries import table_refs
+from floe.sql.query_tables import rewrite_tables, spark_sql
 from floe.sql.result import ResultSet
 from floe.sql.spark_engine import spark_engine
 
