@@ -17,6 +17,7 @@ from floe.expressions.base import AlwaysTrue, BooleanExpression, and_
 from floe.io.fileio import FileIO
 from floe.io.manifest_reader import read_manifest_files
 from floe.scan import _filters
+from floe.scan.arrow_read import read_tasks_to_arrow
 from floe.scan.planner import DEFAULT_PLANNING_THREADS, ManifestPlanner
 from floe.scan.tasks import CombinedScanTask, FileScanTask, pack_tasks, split_tasks
 from floe.spec import properties as P
@@ -361,6 +362,4 @@ class TableScan:
     # -- reading ---------------------------------------------------------------------------------
     def to_arrow(self) -> pa.Table:
         """Read the matching rows into one Arrow table on the driver (small data; deletes applied)."""
-        from floe.scan.arrow_read import read_tasks_to_arrow
-
         return read_tasks_to_arrow(self, self.plan_files())

@@ -30,6 +30,7 @@ from floe.spark.datasource_read import (
     spark_schema_for,
 )
 from floe.spark.datasource_stream import IcebergStreamReader
+from floe.spark.datasource_write import IcebergWriter
 
 __all__ = [
     "FILTER_PUSHDOWN_CONF",
@@ -70,8 +71,6 @@ class IcebergDataSource(DataSource):
 
     def writer(self, schema: T.StructType, overwrite: bool) -> DataSourceArrowWriter:
         """The batch writer (floe.spark.datasource_write)."""
-        from floe.spark.datasource_write import IcebergWriter
-
         return IcebergWriter(self.options, schema, overwrite)
 
 

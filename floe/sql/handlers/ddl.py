@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from floe.errors import NoSuchTableError, TableAlreadyExistsError, UnsupportedError, ValidationError
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
+from floe.sql.handlers.dml import conform_dataframe, write_dataframe
+from floe.sql.handlers.query import query_dataframe
 from floe.sql.identifiers import format_name
 from floe.sql.parse_common import short_sql
 from floe.sql.result import ResultSet
@@ -86,8 +88,6 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         if stmt.as_select is not None:
             if schema is not None:
                 raise ValidationError(f"{what}: give either a column list or AS SELECT, not both")
-            from floe.sql.handlers.query import query_dataframe
-
             df = query_dataframe(ctx, stmt.as_select, what=what)
             with spark_errors(what):
                 schema = spark_engine().from_spark_schema(df.schema)
@@ -103,8 +103,6 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         table = catalog.create_table(ref.identifier, schema, **kwargs)
     if df is None:
         return ResultSet.empty(f"Created table {ref}")
-    from floe.sql.handlers.dml import conform_dataframe, write_dataframe
-
     try:
         with spark_errors(what):
             data = conform_dataframe(table, df, columns=None, static={}, what=what)
