@@ -14,8 +14,13 @@ Prints one ``name: value`` line per fact, each followed by its offenders (indent
   ``imports_in_functions_dodging_cycles``: those of a floe module that would close a cycle if moved to
   module level: for another package, a module-level path from that package back to the importer's; for
   the same package, a module-level path from the imported module back to the importer. Importing
-  ``floe.a.b`` runs ``floe/a/__init__.py`` too, so that counts as an import of ``floe.a``; the root
-  ``floe/__init__.py`` (the public facade, importing everything) is left out of the graphs.
+  ``floe.a.b`` runs ``floe/a/__init__.py`` too, so that counts as an import of ``floe.a``, except from a
+  module inside ``floe.a``: Python runs a package's ``__init__`` before any module in it, so for that
+  module ``floe.a`` is already imported (or being imported) and only ``floe.a.b`` is new; importing a name
+  ``floe/a/__init__.py`` defines (``from floe.a import X``) still depends on ``floe.a``. The root
+  ``floe/__init__.py`` (the public facade, importing everything) is left out of the graphs. Why an import
+  sits in a function is not read: one kept there for cost (sqlglot, the Spark SQL engine) is listed only
+  if a module-level import would close a cycle.
 
     python3 scripts/house_facts.py [--root floe]
 """
@@ -164,6 +169,13 @@ def _with_parents(target: str, known: set[str]) -> list[str]:
     return [m for m in (".".join(parts[:i]) for i in range(2, len(parts) + 1)) if m in known]
 
 
+def _runs(imp: Import, known: set[str]) -> list[str]:
+    """The floe modules ``imp`` may run: its target and the target's packages, less the importer's own
+    packages (Python imported those before the importer), unless the target is one of them."""
+    own = set(_with_parents(imp.module, known))
+    return [t for t in _with_parents(imp.target, known) if t == imp.target or t not in own]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent / "floe"))
@@ -189,7 +201,7 @@ def main() -> int:
     for imp in imports:
         if imp.type_only or imp.module not in known:
             continue
-        targets = _with_parents(imp.target, known)
+        targets = _runs(imp, known)
         if not targets:
             continue
         a = package_of(imp.module)
@@ -236,7 +248,7 @@ def main() -> int:
     internal = [i for i in in_function if i.target.split(".")[0] == "floe"]
     dodging: list[Import] = []
     for imp in internal:
-        targets = _with_parents(imp.target, known)
+        targets = _runs(imp, known)
         if not targets:
             continue
         a = package_of(imp.module)
