@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from floe.expressions.base import BooleanExpression
 from floe.write.arrow_write import write_arrow, write_arrow_files
@@ -19,7 +19,10 @@ from floe.write.schema_check import SchemaChanges, check_write_schema
 from floe.write.task_writer import TaskWriter
 
 if TYPE_CHECKING:
-    from floe.table.table import Table
+    from pyspark.sql import DataFrame
+    from typing_extensions import TypeIs  # typing.TypeIs from Python 3.13; only read by type checkers here
+
+    from floe.table.table import RowData, Table
 
 __all__ = [
     "LocationProvider",
@@ -38,13 +41,13 @@ __all__ = [
 ]
 
 
-def _is_spark_dataframe(data: object) -> bool:
+def _is_spark_dataframe(data: RowData) -> TypeIs[DataFrame]:
     return type(data).__module__.startswith("pyspark.") and hasattr(data, "sparkSession")
 
 
 def write(
     table: Table,
-    data: Any,
+    data: RowData,
     *,
     mode: WriteMode = "append",
     overwrite_filter: BooleanExpression | str | None = None,
@@ -72,7 +75,7 @@ def write(
 
 
 def append(
-    table: Table, data: Any, *, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
+    table: Table, data: RowData, *, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
 ) -> Table:
     """Append rows (the ``Table.append`` seam)."""
     return write(table, data, mode="append", snapshot_properties=snapshot_properties, branch=branch)
@@ -80,7 +83,7 @@ def append(
 
 def overwrite(
     table: Table,
-    data: Any,
+    data: RowData,
     *,
     overwrite_filter: BooleanExpression | str | None = None,
     snapshot_properties: Mapping[str, str] | None = None,
@@ -94,7 +97,7 @@ def overwrite(
 
 
 def dynamic_partition_overwrite(
-    table: Table, data: Any, *, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
+    table: Table, data: RowData, *, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
 ) -> Table:
     """Replace every partition ``data`` has rows in by those rows."""
     return write(table, data, mode="dynamic", snapshot_properties=snapshot_properties, branch=branch)
