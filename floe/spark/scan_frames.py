@@ -22,10 +22,12 @@ read with pyarrow in Python workers (:func:`_route`, :mod:`floe.spark.worker_rea
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -37,6 +39,7 @@ from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spark.delete_joins import DeleteJoins, file_field
+from floe.spark.driver_rows import driver_frame
 from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
 from floe.spark.orc_read import OrcNotNative, lazy_time_zones, orc_read_plan, probe_orc_schemas
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
@@ -154,8 +157,15 @@ class _Footer:
     names: tuple[str, ...]
 
 
+# Footers probed by this process, by location: a table's data and delete files are never rewritten in
+# place, so repeated reads of a table (a pipeline's every query, a stream's every batch) skip the reads.
+_FOOTER_CACHE: dict[str, _Footer] = {}
+_FOOTER_CACHE_MAX = 200_000
+_FOOTER_CACHE_LOCK = threading.Lock()
+
+
 def _probe_footers(io: FileIO, locations: list[str]) -> dict[str, _Footer]:
-    """Read Parquet footers in parallel (only the schema is used)."""
+    """Read Parquet footers in parallel (only the schema is used), or remember them."""
 
     def probe(loc: str) -> tuple[str, _Footer]:
         with io.new_input(loc).open() as fo:
@@ -163,8 +173,18 @@ def _probe_footers(io: FileIO, locations: list[str]) -> dict[str, _Footer]:
         ids = [i for f in schema if (i := field_id_of(f)) is not None]
         return loc, _Footer(frozenset(ids) if ids else None, tuple(schema.names))
 
-    with ThreadPoolExecutor(8) as pool:
-        return dict(pool.map(probe, locations))
+    with _FOOTER_CACHE_LOCK:
+        known = {loc: f for loc in locations if (f := _FOOTER_CACHE.get(loc)) is not None}
+    missing = [loc for loc in dict.fromkeys(locations) if loc not in known]
+    if not missing:
+        return known
+    with ThreadPoolExecutor(min(8, len(missing))) as pool:
+        probed = dict(pool.map(probe, missing))
+    with _FOOTER_CACHE_LOCK:
+        if len(_FOOTER_CACHE) + len(probed) > _FOOTER_CACHE_MAX:
+            _FOOTER_CACHE.clear()
+        _FOOTER_CACHE.update(probed)
+    return known | probed
 
 
 # -- building --------------------------------------------------------------------------------------------
@@ -288,9 +308,10 @@ class _Builder:
 
     def _manifest_paths(self, df: DataFrame) -> DataFrame:
         """Replace each row's file URI with its data file's path as the manifest spells it."""
-        mapping = self.spark.createDataFrame(
-            [(uri, path) for path, uri in self.uris.items()], "_floe_uri string, _floe_path string"
-        )
+        mapping = driver_frame(self.spark, {
+            "_floe_uri": pa.array(list(self.uris.values()), pa.string()),
+            "_floe_path": pa.array(list(self.uris), pa.string()),
+        })
         joined = df.join(F.broadcast(mapping), F.col(_FILE) == F.col("_floe_uri"))
         return joined.drop(_FILE, "_floe_uri").withColumnRenamed("_floe_path", _FILE)
 
@@ -339,7 +360,8 @@ class _Builder:
         if need_meta:
             df = self._apply_identity_fills(df)
             # Position deletes never reach here (ORC has no row index: such files go to the driver).
-            df = self._deletes().apply_equality(df, self._delete_footers)
+            deletes = self._deletes()
+            df = deletes.apply_equality(deletes.with_sequence(df), self._delete_footers)
             df = df.drop(_FILE)
         return [self._finish(df)], rest
 
@@ -424,6 +446,23 @@ class _Builder:
         return frames
 
     def _parquet_frame(self, tasks: list[FileScanTask]) -> DataFrame:
+        """The rows of ``tasks`` with their deletes applied (equality deletes once, to the union of the
+        parts :meth:`DeleteJoins.split_for_equality` reads apart)."""
+        deletes = self._deletes()
+        parts = [tasks] if self.with_position else deletes.split_for_equality()
+        rows = [self._part_rows(part, deletes) for part in parts]
+        df = rows[0]
+        for more in rows[1:]:
+            df = df.unionByName(more)
+        df = deletes.apply_equality(df, self._delete_footers)
+        if self.with_position:
+            df = self._manifest_paths(df)
+        return self._finish(df)
+
+    def _part_rows(self, tasks: list[FileScanTask], deletes: DeleteJoins) -> DataFrame:
+        """The rows of ``tasks`` read natively, fills and position deletes applied, with the columns the
+        equality join needs (:meth:`DeleteJoins.with_sequence`) and, when reading positions, file and
+        position."""
         locations = [self.loc[t.data_file.file_path] for t in tasks]
         mine = set(locations)
         no_ids = {loc: list(f.names) for loc, f in self.footers.items() if f.ids is None and loc in mine}
@@ -431,8 +470,7 @@ class _Builder:
         need_pos = self.with_position or any(
             e.data_file.content == FileContent.POSITION_DELETES for t in tasks for e in t.deletes
         )
-        deletes = self._deletes()
-        need_file = need_pos or needs_fill or deletes.equality_needs_file()
+        need_file = need_pos or needs_fill or deletes.equality_needs_file(tasks)
         meta = (_FILE,) * need_file + (_POS,) * need_pos
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
         with_ids = [x for x in locations if x not in no_ids]
@@ -449,13 +487,9 @@ class _Builder:
         if need_file:
             df = self._apply_identity_fills(df)
         if any(t.deletes for t in tasks):
-            df = deletes.apply_positions(df, self._delete_footers)
-            df = deletes.apply_equality(df, self._delete_footers)
-        if self.with_position:
-            df = self._manifest_paths(df)
-        elif meta:
-            df = df.drop(*meta)
-        return self._finish(df)
+            df = deletes.apply_positions(df, self._delete_footers, tasks)
+            df = deletes.with_sequence(df, tasks)
+        return df if self.with_position else df.drop(*meta)
 
     def _finish(self, df: DataFrame) -> DataFrame:
         """Columns renamed back to the schema's names, uuids (at any depth) as text; one selectExpr call."""

@@ -10,6 +10,7 @@ import itertools
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
+from floe.spark import delete_joins
 from floe.spark.changes import apply_changes
 from floe.spark.read import read
 from floe.sql.engine import SqlSession
@@ -35,15 +36,17 @@ def retracting(batch: list[tuple[str, int, str, str | None]]) -> list[tuple[str,
 
 def changed_table(
     session: SqlSession, spark: SparkSession, keys: str, partition: str, *, batches: int = 3, upsert: bool = True,
-    first: list[tuple[str, int, str, str | None]] | None = None,
+    first: list[tuple[str, int, str, str | None]] | None = None, more_base_rows: int = 0,
 ) -> tuple[Table, dict[tuple[int, str], str]]:
     """A v2 table after ``batches`` change batches, and the model of its rows ((id, dt) -> v)."""
     name = f"eq_{next(_N)}"
     session.sql(f"CREATE TABLE db.{name} (id BIGINT NOT NULL, dt STRING NOT NULL, v STRING) USING iceberg "
                 f"PARTITIONED BY ({partition}) TBLPROPERTIES ('format-version'='2', 'write.upsert.enabled'='{str(upsert).lower()}')")
-    session.sql(f"INSERT INTO db.{name} VALUES (1, 'p0', 'a'), (2, 'p1', 'a'), (3, 'p1', 'a'), (4, 'p0', 'a')")
+    more = {(100 + i, f"p{i % 2}"): "a" for i in range(more_base_rows)}
+    values = ", ".join(f"({i}, '{dt}', 'a')" for i, dt in [(1, "p0"), (2, "p1"), (3, "p1"), (4, "p0"), *more])
+    session.sql(f"INSERT INTO db.{name} VALUES {values}")
     session.sql(f"ALTER TABLE db.{name} SET IDENTIFIER FIELDS {keys}")
-    model = {(1, "p0"): "a", (2, "p1"): "a", (3, "p1"): "a", (4, "p0"): "a"}
+    model = {(1, "p0"): "a", (2, "p1"): "a", (3, "p1"): "a", (4, "p0"): "a", **more}
     table = session.catalog().load_table(f"db.{name}")  # type: ignore[attr-defined]
     assert isinstance(table, Table)
     for batch in ([first] if first else []) + BATCHES[1 if first else 0:batches]:
@@ -65,6 +68,10 @@ def joins_files(df: DataFrame) -> bool:
     return "_floe_k2" in df._jdf.queryExecution().optimizedPlan().toString()
 
 
+def anti_joins(df: DataFrame) -> int:
+    return str(df._jdf.queryExecution().optimizedPlan().toString()).count("Join LeftAnti")
+
+
 def test_one_sequence_with_keys_holding_partition_joins_no_file(session: SqlSession, spark: SparkSession) -> None:
     table, model = changed_table(session, spark, "id, dt", "dt", batches=1)
     df = read(spark, table)
@@ -78,6 +85,22 @@ def test_several_sequences_join_each_rows_file(session: SqlSession, spark: Spark
     df = read(spark, table)
     assert read_rows(df) == model
     assert joins_files(df)
+
+
+@pytest.mark.parametrize("broadcast", [True, False], ids=["broadcast", "shuffled"])
+def test_oldest_files_holding_most_rows_are_read_apart_without_their_file(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, broadcast: bool
+) -> None:
+    """The base files (most rows) take their sequence number as a constant; the newer files, whose rows an
+    older delete must not hide (keys deleted and inserted again), still join their file for theirs. Also
+    with the delete rows too many to broadcast (a shuffled join on the hashed key column)."""
+    if not broadcast:
+        monkeypatch.setattr(delete_joins, "BROADCAST_EQUALITY_ROWS", 0)
+    table, model = changed_table(session, spark, "id, dt", "dt", more_base_rows=20)
+    df = read(spark, table)
+    assert read_rows(df) == model
+    assert joins_files(df)
+    assert anti_joins(df) == 2  # one per part: Spark pushes the anti join into the union
 
 
 def test_key_without_partition_column_joins_each_rows_file(session: SqlSession, spark: SparkSession) -> None:
@@ -97,8 +120,9 @@ def test_bucket_of_a_key_column_joins_no_file(session: SqlSession, spark: SparkS
 
 
 def test_newer_rows_read_with_equality_deleted_files_stay(session: SqlSession, spark: SparkSession) -> None:
-    """A newer file read in the same frame (it has a position delete) is not hit by the older files' deletes."""
+    """A newer file with a position delete, read beside the equality-deleted files, is not hit by their
+    deletes: the base files and it are read as two parts, each of one sequence number, joining no file."""
     table, model = changed_table(session, spark, "id, dt", "dt", batches=1, first=TWICE)
     df = read(spark, table)
     assert read_rows(df) == model
-    assert joins_files(df)
+    assert not joins_files(df)
