@@ -17,9 +17,15 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from floe.catalog.base import Catalog
 
 
 def make_data(rows: int) -> pa.Table:
@@ -34,6 +40,22 @@ def make_data(rows: int) -> pa.Table:
             "value": pa.array(rng.random(rows)),
         }
     )
+
+
+def catalogs(prefix: str) -> tuple[Catalog, SqlCatalog]:
+    """A Floe and a PyIceberg SQLite catalog, each with namespace ``db``, in a new temp dir."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    import floe
+
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    floe_cat = floe.load_catalog(
+        "bench", type="sql", uri=f"sqlite:///{tmp}/floe.db", warehouse=f"{tmp}/floe-wh"
+    )
+    floe_cat.create_namespace("db")
+    py_cat = SqlCatalog("bench", uri=f"sqlite:///{tmp}/py.db", warehouse=f"file://{tmp}/py-wh")
+    py_cat.create_namespace("db")
+    return floe_cat, py_cat
 
 
 def median_times(a: Callable[[int], None], b: Callable[[int], None], runs: int) -> tuple[float, float]:
@@ -55,22 +77,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.exceptions import NotInstalledError
     from pyiceberg.transforms import DayTransform as PyDay
 
-    import floe
     from floe.spec.partitioning import PartitionSpecBuilder
 
     warnings.filterwarnings("ignore")
     data = make_data(args.rows)
-    tmp = tempfile.mkdtemp(prefix="floe-bench-append-")
-    floe_cat = floe.load_catalog(
-        "bench", type="sql", uri=f"sqlite:///{tmp}/floe.db", warehouse=f"{tmp}/floe-wh"
-    )
-    floe_cat.create_namespace("db")
-    py_cat = SqlCatalog("bench", uri=f"sqlite:///{tmp}/py.db", warehouse=f"file://{tmp}/py-wh")
-    py_cat.create_namespace("db")
+    floe_cat, py_cat = catalogs("floe-bench-append-")
 
     print(f"rows={args.rows:,} runs={args.runs} (median seconds; ratio = pyiceberg / floe)")
     for case in ("unpartitioned", "identity(category)", "day(ts)"):

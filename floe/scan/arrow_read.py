@@ -63,6 +63,7 @@ __all__ = [
     "read_task_rows",
     "read_task_to_arrow",
     "read_tasks_to_arrow",
+    "scan_read_context",
     "with_fallback_ids",
 ]
 
@@ -389,19 +390,23 @@ def read_task_rows(ctx: ReadContext, task: FileScanTask) -> tuple[pa.Table, np.n
     return table.select([f.name for f in ctx.projection.fields]), positions
 
 
-def read_tasks_to_arrow(scan: TableScan, tasks: Iterable[FileScanTask]) -> pa.Table:
-    """Read every task of ``scan`` into one Arrow table with the scan's projected schema."""
-    md = scan.metadata
+def scan_read_context(scan: TableScan) -> ReadContext:
+    """What reading ``scan``'s tasks needs: its schema and projection, the table's name mapping, locations."""
     schema = scan.table_schema()
-    ctx = ReadContext(
+    return ReadContext(
         io=scan.io,
         table_schema=schema,
         projection=scan.projection(),
-        name_mapping=name_mapping_of(dict(md.properties), schema),
+        name_mapping=name_mapping_of(dict(scan.metadata.properties), schema),
         location_of=scan.location_of,
         case_sensitive=scan.case_sensitive,
         table_name=scan.table_name,
     )
+
+
+def read_tasks_to_arrow(scan: TableScan, tasks: Iterable[FileScanTask]) -> pa.Table:
+    """Read every task of ``scan`` into one Arrow table with the scan's projected schema."""
+    ctx = scan_read_context(scan)
     target = schema_to_arrow(ctx.projection)
     parts = [read_task_to_arrow(ctx, t).cast(target) for t in tasks]
     if not parts:

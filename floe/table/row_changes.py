@@ -2,7 +2,8 @@
 
 The work runs on Spark (floe.spark.row_level), which sits above this package: the engine is an explicit
 dependency, registered by ``import floe.spark`` through :func:`register_row_level_engine` (no import by
-name from here). Without it, the calls say what to import.
+name from here). Without it, the calls say what to import. ``table.upsert`` of a pyarrow Table needs no
+engine: it runs in the process (floe.write.arrow_upsert).
 
 ``table.merge(source, on=...)`` returns a builder in Spark's clause order: ``when_matched_update(...)``,
 ``when_matched_update_all()``, ``when_matched_delete()``, ``when_not_matched_insert(...)``,

@@ -16,6 +16,8 @@ import importlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import pyarrow as pa
+
 from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.io.fileio import FileIO
@@ -47,7 +49,6 @@ from floe.table.update_schema import UpdateSchema
 from floe.table.update_spec import UpdateSpec
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from floe.catalog.base import Catalog
@@ -322,7 +323,7 @@ class Table:
         )
         return written
 
-    # -- row-level changes (run on Spark: floe.table.row_changes) -----------------------------------
+    # -- row-level changes (run on Spark: floe.table.row_changes; an Arrow upsert runs here) --------
     def delete(self, filter: str | None = None, *, spark: SparkSession | None = None) -> bool:
         """Delete the rows matching ``filter`` (Spark SQL; None: every row); returns whether anything changed.
 
@@ -345,12 +346,18 @@ class Table:
         """
         return MergeBuilder(self, source, on, target_alias=target_alias, source_alias=source_alias)
 
-    def upsert(self, df: DataFrame, join_cols: Sequence[str] | None = None, *, when_matched_update_all: bool = True,
+    def upsert(self, df: RowData, join_cols: Sequence[str] | None = None, *, when_matched_update_all: bool = True,
                when_not_matched_insert_all: bool = True) -> UpsertResult:
         """PyIceberg's upsert: update rows whose key matches and whose other columns differ, insert the rest.
 
-        ``join_cols`` defaults to the table's identifier fields.
+        ``join_cols`` defaults to the table's identifier fields. A pyarrow Table or RecordBatch is upserted in
+        this process (:mod:`floe.write`, copy-on-write, no Spark); a Spark DataFrame runs on Spark.
         """
+        if isinstance(df, (pa.Table, pa.RecordBatch)):
+            local: UpsertResult = _writer("upsert")(
+                self, df, join_cols, update=when_matched_update_all, insert=when_not_matched_insert_all
+            )
+            return local
         keys = list(join_cols) if join_cols else [self.schema().find_column_name(i) or "" for i in self.schema().identifier_field_ids]
         return row_level_engine().upsert(self, df, keys, update=when_matched_update_all, insert=when_not_matched_insert_all)
 

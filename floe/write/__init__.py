@@ -3,6 +3,7 @@
 ``floe.table.Table.append`` / ``overwrite`` hand data that is not DataFile descriptors to :func:`append` /
 :func:`overwrite` here: pyarrow Tables are written in this process (floe.write.arrow_write); Spark
 DataFrames go to floe.spark.write (imported only then, so Arrow-only use never loads pyspark).
+``Table.upsert`` hands pyarrow data to :func:`upsert` (floe.write.arrow_upsert, no Spark).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from floe.expressions.base import BooleanExpression
+from floe.write.arrow_upsert import upsert_arrow
 from floe.write.arrow_write import write_arrow, write_arrow_files
 from floe.write.commit import WriteMode, commit_files
 from floe.write.locations import LocationProvider, data_file_name
@@ -35,6 +37,8 @@ __all__ = [
     "data_file_name",
     "dynamic_partition_overwrite",
     "overwrite",
+    "upsert",
+    "upsert_arrow",
     "write",
     "write_arrow",
     "write_arrow_files",
@@ -101,3 +105,7 @@ def dynamic_partition_overwrite(
 ) -> Table:
     """Replace every partition ``data`` has rows in by those rows."""
     return write(table, data, mode="dynamic", snapshot_properties=snapshot_properties, branch=branch)
+
+
+# The Table.upsert seam: pyarrow data only (Table.upsert hands Spark DataFrames to the row-level engine).
+upsert = upsert_arrow
