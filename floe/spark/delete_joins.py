@@ -319,9 +319,12 @@ class DeleteJoins:
         tasks = self.tasks if tasks is None else tasks
         if not self._equality_tasks():
             return df
-        if not self.equality_needs_file(tasks):
-            return df.withColumn("_floe_seq", F.lit(tasks[0].data_sequence_number))
         mine = self._equality_tasks(tasks)
+        if not mine:  # planning attached no equality delete to these files: a null sequence matches none
+            df = df.withColumn("_floe_seq", F.lit(None).cast("long"))
+            return df if self.key_implies_partition() else df.withColumn("_floe_pkey", F.lit(None).cast("int"))
+        if not self.equality_needs_file(tasks):  # one sequence number, partitions implied by keys
+            return df.withColumn("_floe_seq", F.lit(tasks[0].data_sequence_number))
         columns = {
             "_floe_k2": pa.array([self.uri_of(t.data_file.file_path) for t in mine], pa.string()),
             "_floe_seq": pa.array([t.data_sequence_number for t in mine], pa.int64()),
