@@ -126,3 +126,29 @@ def test_newer_rows_read_with_equality_deleted_files_stay(session: SqlSession, s
     df = read(spark, table)
     assert read_rows(df) == model
     assert not joins_files(df)
+
+
+def test_newer_files_of_several_sequence_numbers_without_equality_deletes_keep_their_rows(
+    session: SqlSession, spark: SparkSession
+) -> None:
+    """Two newer files (position deletes only, sequence numbers 2 and 4, different partitions) read as one
+    part: the delete of key 2 at sequence number 3 is older than the file re-inserting it and must not hide
+    it, whichever file's number comes first."""
+    base = [(1, "p0"), (2, "p1"), (3, "p1"), (4, "p0"), *[(100 + i, f"p{i % 2}") for i in range(20)]]
+    table, model = changed_table(session, spark, "id, dt", "dt", batches=0, more_base_rows=20)
+    assert set(model) == set(base)
+    batches = [
+        [("+I", 11, "p0", "x"), ("+U", 11, "p0", "y")],  # seq 2: file A in p0 with a position delete
+        [("-D", 2, "p1", None)],  # seq 3: an equality delete of key 2 in p1
+        [("+I", 2, "p1", "n"), ("+U", 2, "p1", "n2")],  # seq 4: file B in p1 re-inserting key 2
+    ]
+    for batch in batches:
+        apply_changes(table.refresh(), spark.createDataFrame(batch, "op string, id long, dt string, v string"))
+        for op, i, dt, v in batch:
+            if op == "-D":
+                model.pop((i, dt), None)
+            else:
+                model[(i, dt)] = v
+    df = read(spark, table.refresh())
+    assert read_rows(df) == model
+    assert model[(2, "p1")] == "n2"
