@@ -49,7 +49,16 @@ def changed_table(
     model = {(1, "p0"): "a", (2, "p1"): "a", (3, "p1"): "a", (4, "p0"): "a", **more}
     table = session.catalog().load_table(f"db.{name}")  # type: ignore[attr-defined]
     assert isinstance(table, Table)
-    for batch in ([first] if first else []) + BATCHES[1 if first else 0:batches]:
+    apply_batches(spark, table, ([first] if first else []) + BATCHES[1 if first else 0:batches], model, upsert=upsert)
+    return table.refresh(), model
+
+
+def apply_batches(
+    spark: SparkSession, table: Table, batches: list[list[tuple[str, int, str, str | None]]],
+    model: dict[tuple[int, str], str], *, upsert: bool = True,
+) -> None:
+    """Each batch applied as one change commit, and to the model."""
+    for batch in batches:
         rows = batch if upsert else retracting(batch)
         apply_changes(table.refresh(), spark.createDataFrame(rows, "op string, id long, dt string, v string"))
         for op, i, dt, v in batch:
@@ -57,7 +66,6 @@ def changed_table(
                 model.pop((i, dt), None)
             else:
                 model[(i, dt)] = v
-    return table.refresh(), model
 
 
 def read_rows(df: DataFrame) -> dict[tuple[int, str], str]:
@@ -142,13 +150,7 @@ def test_newer_files_of_several_sequence_numbers_without_equality_deletes_keep_t
         [("-D", 2, "p1", None)],  # seq 3: an equality delete of key 2 in p1
         [("+I", 2, "p1", "n"), ("+U", 2, "p1", "n2")],  # seq 4: file B in p1 re-inserting key 2
     ]
-    for batch in batches:
-        apply_changes(table.refresh(), spark.createDataFrame(batch, "op string, id long, dt string, v string"))
-        for op, i, dt, v in batch:
-            if op == "-D":
-                model.pop((i, dt), None)
-            else:
-                model[(i, dt)] = v
+    apply_batches(spark, table, batches, model)
     df = read(spark, table.refresh())
     assert read_rows(df) == model
     assert model[(2, "p1")] == "n2"
