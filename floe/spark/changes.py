@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 
 from floe.errors import FloeError, ValidationError
 from floe.io.fileio import FileIO
+from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach
 from floe.spark.transforms import ensure_workers_import_floe
 from floe.spark.types import from_spark_schema
@@ -130,6 +131,7 @@ def _column(schema: Schema, field_id: int) -> Column:
     return col
 
 
+@without_call_sites()
 def apply_changes(
     table: Table,
     df: DataFrame,

@@ -6,7 +6,7 @@ produce a few rows (about 0.1-0.2 s each on a 2-core machine). An Arrow table is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -14,6 +14,8 @@ from pyspark.sql import DataFrame, SparkSession
 __all__ = ["driver_frame"]
 
 
-def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array]) -> DataFrame:
-    """A relation of the given columns (equal lengths; their Arrow types become the Spark types)."""
-    return spark.createDataFrame(pa.table(dict(columns)))
+def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, required: Collection[str] = ()) -> DataFrame:
+    """A relation of the given columns (equal lengths; their Arrow types become the Spark types), the
+    ``required`` ones typed non-null."""
+    schema = pa.schema([pa.field(name, a.type, nullable=name not in required) for name, a in columns.items()])
+    return spark.createDataFrame(pa.table(dict(columns), schema=schema))

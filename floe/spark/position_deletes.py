@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from floe.errors import ValidationError
 from floe.io.arrow_schema import schema_to_arrow
@@ -39,6 +38,7 @@ from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.scan.arrow_read import ReadContext, deleted_positions_of, name_mapping_of
 from floe.scan.tasks import FileScanTask
+from floe.spark.driver_rows import driver_frame
 from floe.spark.file_uris import spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.storage import configure_native_s3, spark_reaches
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POSITION_DELETE_SCHEMA",
+    "ScopedDeletes",
     "deleted_positions",
     "per_file_granularity",
     "with_replaced_deletes",
@@ -69,6 +70,8 @@ POSITION_DELETE_SCHEMA = Schema(
 )
 
 _GROUP = "_floe_group"  # index of the (spec id, partition) group a row's data file belongs to
+_NEW = "_floe_new"  # 1 for a position this change deletes, 0 for one an earlier delete file holds
+_TOUCHED = "_floe_touched"  # 1 when the change deletes some position of the row's data file
 _STAGING_PREFIX = ".floe-staging-"  # the data writer's prefix: its cleanup knows it
 # Full bounds (not the table's truncate(16) default): readers compare the whole path (Iceberg Java agrees).
 _METRICS = {P.METRICS_MODE_DEFAULT: "full"}
@@ -99,12 +102,10 @@ def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask], *, per_fil
     spark = rows.sparkSession
     index = {g: i for i, g in enumerate(_groups(tasks, per_file))}
     by_path = {t.data_file.file_path: t.data_file for t in tasks}
-    mapping = [(path, index[_group_key(f, per_file)]) for path, f in by_path.items()]
-    schema = T.StructType([
-        T.StructField("file_path", T.StringType(), False),
-        T.StructField(_GROUP, T.IntegerType(), False),
-    ])
-    files = F.broadcast(spark.createDataFrame(mapping, schema))
+    files = F.broadcast(driver_frame(spark, {
+        "file_path": pa.array(list(by_path), pa.string()),
+        _GROUP: pa.array([index[_group_key(f, per_file)] for f in by_path.values()], pa.int32()),
+    }, required=("file_path", _GROUP)))
     # Positions coming through an outer join (MERGE) are typed nullable, though never NULL for a target
     # row: after the filter the coalesce never applies, but it tells Spark the column is non-null, so it
     # is written as a required field. The join takes file_path from ``files`` (non-null) for the same reason.
@@ -116,39 +117,71 @@ def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask], *, per_fil
     return keyed.join(files, F.col("_floe_rfile") == F.col("file_path")).select("file_path", "pos", _GROUP)
 
 
-def with_replaced_deletes(
-    table: Table, positions: DataFrame, tasks: Sequence[FileScanTask]
-) -> tuple[DataFrame, list[DataFile]]:
-    """``positions`` plus the rows of the file-scoped delete files of the data files they delete from, and
-    those delete files: the new per-file delete file replaces them (as Iceberg Java maintains them), so a
-    data file keeps one position delete file however often it is changed."""
-    if not any(e.data_file.content == FileContent.POSITION_DELETES and e.data_file.referenced_data_file == t.data_file.file_path
-               for t in tasks for e in t.deletes):
-        return positions, []  # nothing file-scoped to replace: no job for the touched files
-    touched = {r[0] for r in positions.select("file_path").distinct().collect()}
+@dataclass(frozen=True)
+class ScopedDeletes:
+    """Positions to write at file granularity, with the file-scoped delete files they may replace.
+
+    ``positions`` holds the new positions and, for each data file they touch, every position its
+    file-scoped delete files name: the new delete file of a data file replaces them (as Iceberg Java
+    maintains them), so a data file keeps one position delete file however often it is changed.
+    """
+
+    positions: DataFrame
+    scoped: dict[str, list[DataFile]]  # data file path -> its file-scoped position delete files
+
+    def replaced_by(self, written: Sequence[DataFile]) -> list[DataFile]:
+        """The file-scoped delete files of the data files ``written`` (new per-file delete files) name."""
+        out: dict[str, DataFile] = {}
+        for f in written:
+            for old in self.scoped.get(f.referenced_data_file or "", ()):
+                out.setdefault(old.file_key, old)
+        return list(out.values())
+
+
+def with_replaced_deletes(table: Table, positions: DataFrame, tasks: Sequence[FileScanTask]) -> ScopedDeletes:
+    """``positions`` (from :func:`deleted_positions` with ``per_file=True``) plus the positions of the
+    file-scoped delete files of the data files among them.
+
+    The earlier positions are read on the driver (pyarrow, in parallel) and go to Spark as Arrow, keyed by
+    a small file index; a window over each data file's group keeps them only where the new positions touch
+    that file, so no job runs to learn which files those are (the rows a scan returned are never among the
+    positions already deleted, so the two sets are disjoint).
+    """
+    scoped: dict[str, list[DataFile]] = {}
+    only: list[FileScanTask] = []
+    for t in tasks:
+        path = t.data_file.file_path
+        mine = [e for e in t.deletes if e.data_file.content == FileContent.POSITION_DELETES
+                and e.data_file.referenced_data_file == path]
+        if mine and path not in scoped:
+            scoped[path] = [e.data_file for e in mine]
+            only.append(FileScanTask(t.data_file, t.data_sequence_number, tuple(mine)))
+    if not scoped:
+        return ScopedDeletes(positions, {})  # nothing file-scoped to replace
     ctx = ReadContext(
         io=table.io, table_schema=table.schema(), projection=table.schema(),
         name_mapping=name_mapping_of(dict(table.properties), table.schema()), location_of=lambda p: p,
     )
-    replaced: dict[str, DataFile] = {}
-    earlier: list[tuple[str, int, int]] = []
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = list(pool.map(lambda t: deleted_positions_of(ctx, t), only))
+    counts = [0 if f is None else len(f) for f in found]
+    if not sum(counts):
+        return ScopedDeletes(positions, scoped)
     index = {g: i for i, g in enumerate(_groups(tasks, True))}
-    for t in tasks:
-        path = t.data_file.file_path
-        scoped = [e for e in t.deletes if e.data_file.content == FileContent.POSITION_DELETES
-                  and e.data_file.referenced_data_file == path]
-        if path not in touched or not scoped:
-            continue
-        only = FileScanTask(t.data_file, t.data_sequence_number, tuple(scoped))
-        group = index[_group_key(t.data_file, True)]
-        found = deleted_positions_of(ctx, only)
-        earlier += [(path, int(p), group) for p in (found if found is not None else ())]
-        for e in scoped:
-            replaced.setdefault(e.data_file.file_key, e.data_file)
-    if not earlier:
-        return positions, []
-    previous = positions.sparkSession.createDataFrame(earlier, positions.schema)
-    return positions.unionByName(previous).dropDuplicates(["file_path", "pos"]), list(replaced.values())
+    spark = positions.sparkSession
+    earlier = driver_frame(spark, {
+        "_floe_fidx": pa.array(np.repeat(np.arange(len(only), dtype=np.int32), counts), pa.int32()),
+        "pos": pa.array(np.concatenate([f for f in found if f is not None]), pa.int64()),
+    }, required=("_floe_fidx", "pos"))
+    files = driver_frame(spark, {
+        "_floe_fidx": pa.array(range(len(only)), pa.int32()),
+        "file_path": pa.array([t.data_file.file_path for t in only], pa.string()),
+        _GROUP: pa.array([index[_group_key(t.data_file, True)] for t in only], pa.int32()),
+    }, required=("_floe_fidx", "file_path", _GROUP))
+    previous = earlier.join(F.broadcast(files), "_floe_fidx").select("file_path", "pos", _GROUP)
+    both = positions.withColumn(_NEW, F.lit(1)).unionByName(previous.withColumn(_NEW, F.lit(0)))
+    touched = both.withColumn(_TOUCHED, F.max(F.col(_NEW)).over(Window.partitionBy(_GROUP)))
+    return ScopedDeletes(touched.where(F.col(_TOUCHED) == 1).drop(_NEW, _TOUCHED), scoped)
 
 
 def write_position_deletes(

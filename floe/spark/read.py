@@ -37,6 +37,7 @@ from floe.scan.arrow_read import name_mapping_of
 from floe.scan.planner import referenced_field_ids
 from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
+from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach, session_config
 from floe.spark.metadata_columns import METADATA_COLUMNS, add_metadata_columns
 from floe.spark.scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
@@ -150,6 +151,7 @@ def _read_schema(scan: TableScan, bound: BooleanExpression, tasks: list[FileScan
     return Schema(*fields, schema_id=table_schema.schema_id)
 
 
+@without_call_sites()
 def dataframe_for_scan(
     spark: SparkSession, scan: TableScan, tasks: list[FileScanTask] | None = None, *, with_position: bool = False
 ) -> DataFrame:

@@ -29,6 +29,7 @@ from floe.expressions.metrics_evaluator import StrictMetricsEvaluator
 from floe.expressions.parser import parse_filter
 from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
+from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import session
 from floe.spark.deletion_vectors import write_deletion_vectors
 from floe.spark.merge_pruning import equi_keys, source_range_filter
@@ -194,9 +195,13 @@ def row_delta_commit(
                 written += vectors.added
                 replaced = vectors.replaced
             else:
-                if per_file:
-                    positions, replaced = with_replaced_deletes(table, positions, tasks)
-                written += write_position_deletes(table, positions, tasks, per_file=per_file)
+                scoped = with_replaced_deletes(table, positions, tasks) if per_file else None
+                if scoped is not None:
+                    positions = scoped.positions
+                new_files = write_position_deletes(table, positions, tasks, per_file=per_file)
+                written += new_files
+                if scoped is not None:
+                    replaced = scoped.replaced_by(new_files)
         deletes = list(written)
         rows = write_files(table, new_rows) if new_rows is not None else []
         written += rows
@@ -243,6 +248,7 @@ def _spark_properties(spark: SparkSession) -> dict[str, str]:
 
 
 # -- DELETE -----------------------------------------------------------------------------------------------
+@without_call_sites()
 def delete_rows(
     table: Table,
     condition: str | None,
@@ -351,6 +357,7 @@ def _nested_field(column: NestedField, path: Sequence[str], table: Table, what: 
 
 
 # -- UPDATE -----------------------------------------------------------------------------------------------
+@without_call_sites()
 def update_rows(
     table: Table,
     assignments: Mapping[str, str],
@@ -430,6 +437,7 @@ def update_rows(
 
 
 # -- MERGE ------------------------------------------------------------------------------------------------
+@without_call_sites()
 def merge_into(
     table: Table,
     source: DataFrame,

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from floe.errors import ParseError
+from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach, session_config
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
@@ -209,7 +210,7 @@ def run_statement(spark: SparkSession, stmt: c.Statement) -> DataFrame:
     """Run one parsed statement with Floe; queries lazily, others eagerly."""
     state = floe_sql_state(spark)
     _sync_spark_conf(state, spark)
-    with inside_floe():
+    with inside_floe(), without_call_sites():
         if isinstance(stmt, c.Select):
             return query_dataframe(state.context, stmt.query, what=short_sql(stmt.sql) or "SELECT")
         result = state.session.execute(stmt)

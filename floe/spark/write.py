@@ -55,6 +55,7 @@ from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.spark._write_layout import decode_partition_dirs, hidden_partition_columns
+from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach
 from floe.spark.file_uris import spark_location
 from floe.spark.storage import configure_native_s3, spark_reaches
@@ -535,6 +536,7 @@ def _write_properties(table: Table, options: Mapping[str, str]) -> dict[str, str
     return props
 
 
+@without_call_sites()
 def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | None = None) -> list[DataFile]:
     """Write ``df`` into new data files of ``table``'s current schema and spec; commit nothing.
 

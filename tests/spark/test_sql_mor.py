@@ -237,3 +237,23 @@ def test_file_granularity_keeps_one_delete_file_per_data_file(session: SqlSessio
     (data_file,) = data_files(session, "gran")
     assert meta == [(data_file, 2)]
     assert rows(session, "SELECT * FROM gran") == [(2,), (4,)]
+
+
+def test_file_granularity_replaces_only_the_delete_files_of_touched_data_files(session: SqlSession) -> None:
+    # Two data files, each with its own delete file; a later delete touching one data file replaces that
+    # file's delete file (merged with its earlier positions) and leaves the other's as it was, though the
+    # delete read both.
+    session.sql(f"CREATE TABLE gran2 (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR})")
+    session.sql(f"INSERT INTO gran2 {one_task('(1), (2), (3), (4)', 'id')}")
+    session.sql(f"INSERT INTO gran2 {one_task('(11), (12), (13), (14)', 'id')}")
+    session.sql("DELETE FROM gran2 WHERE id IN (1, 11)")
+    before = {r[0]: r[1] for r in session.sql("SELECT referenced_data_file, file_path FROM floe.db.gran2.delete_files")[-1].rows}
+    session.sql("DELETE FROM gran2 WHERE id % 100 = 3")  # no file's bounds rule it out: both are read
+    after = {r[0]: (r[1], r[2]) for r in session.sql(
+        "SELECT referenced_data_file, file_path, record_count FROM floe.db.gran2.delete_files")[-1].rows}
+    (touched,) = [f for f in before if after[f][0] != before[f]]
+    (untouched,) = [f for f in before if f != touched]
+    assert set(after) == set(before)
+    assert after[touched][1] == 2
+    assert after[untouched] == (before[untouched], 1)
+    assert rows(session, "SELECT * FROM gran2") == sorted([(2,), (4,), (12,), (13,), (14,)], key=repr)
