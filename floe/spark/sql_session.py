@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, fields, is_dataclass
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import types as T
 
 from floe.errors import ParseError
 from floe.spark.call_sites import without_call_sites
@@ -183,9 +182,13 @@ def routes_to_floe(spark: SparkSession, stmt: c.Statement) -> bool:
 
 # -- running ------------------------------------------------------------------------------------------
 def _frame(spark: SparkSession, result: ResultSet) -> DataFrame:
-    """A ResultSet as a DataFrame (types inferred by Arrow; no columns for DDL)."""
+    """A ResultSet as a DataFrame (types inferred by Arrow; no columns for DDL and DML).
+
+    Both are local relations, collected without a Spark job; an empty list would become an RDD whose
+    collect runs a job (0.1-0.2 s after every statement).
+    """
     if not result.columns:
-        return spark.createDataFrame([], T.StructType([]))
+        return spark.createDataFrame(pa.table({"_": pa.array([], pa.int8())})).select()
     columns = list(zip(*result.rows)) if result.rows else [() for _ in result.columns]
     table = pa.table({name: pa.array(list(values)) for name, values in zip(result.columns, columns)})
     return spark.createDataFrame(table)

@@ -49,6 +49,22 @@ def test_sql_returns_lazy_native_queries_and_result_frames(spark: SparkSession, 
     assert spark.table(f"{lake}.db.t").count() == 2  # both rows came in one INSERT
 
 
+def test_statement_results_are_collected_without_a_spark_job(spark: SparkSession, lake: str) -> None:
+    # A DDL/DML result (no columns) and a CALL's rows are local relations: collecting them after every
+    # statement must not start a job (an RDD-backed empty frame cost 0.1-0.2 s per statement).
+    tracker = spark.sparkContext.statusTracker()
+    results = [
+        spark.sql(f"DELETE FROM {lake}.db.t WHERE id = 2"),
+        spark.sql(f"CALL {lake}.system.expire_snapshots(table => 'db.t', retain_last => 5)"),
+    ]
+    before = set(tracker.getJobIdsForGroup())
+    collected = [r.collect() for r in results]
+    assert set(tracker.getJobIdsForGroup()) == before
+    assert collected[0] == []
+    assert results[0].columns == []
+    assert len(collected[1]) == 1
+
+
 def test_transparent_mode_can_be_switched_off(spark: SparkSession, lake: str) -> None:
     spark.conf.set("spark.floe.transparent", "false")
     try:
