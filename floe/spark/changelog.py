@@ -23,6 +23,7 @@ from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.io.manifest_group import ManifestGroup
 from floe.scan.planner import read_manifest_files
 from floe.scan.tasks import FileScanTask
+from floe.spark.driver_rows import empty_frame
 from floe.spec.manifest import DataFile, ManifestContent, ManifestEntryStatus
 from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import format_timestamp_ms
@@ -219,7 +220,7 @@ def changelog_dataframe(spark: SparkSession, table: Table, rng: ChangelogRange |
         fields = [*schema.fields, T.StructField(CHANGE_TYPE, T.StringType(), False),
                   T.StructField(CHANGE_ORDINAL, T.IntegerType(), False),
                   T.StructField(COMMIT_SNAPSHOT_ID, T.LongType(), False)]
-        return spark.createDataFrame([], T.StructType(fields))
+        return empty_frame(spark, T.StructType(fields))
     out = frames[0]
     for df in frames[1:]:
         out = out.unionByName(df)

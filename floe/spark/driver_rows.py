@@ -1,7 +1,10 @@
-"""Small tables the driver holds (file -> sequence number, file -> URI) handed to Spark as Arrow.
+"""Small tables the driver holds (file -> sequence number, file -> URI) handed to Spark as Arrow, and
+empty frames of a schema.
 
 A list of tuples becomes a Python RDD: every query using it then runs a job in Python workers just to
 produce a few rows (about 0.1-0.2 s each on a 2-core machine). An Arrow table is shipped to the JVM once.
+Even an empty list becomes an RDD whose collect runs a job; an empty frame is a local relation made in the
+JVM (Spark's ``createDataFrame(java.util.List, StructType)``), which any schema Spark parses can type.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from collections.abc import Collection, Mapping
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
-__all__ = ["driver_frame"]
+__all__ = ["driver_frame", "empty_frame"]
 
 
 def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, required: Collection[str] = ()) -> DataFrame:
@@ -19,3 +23,10 @@ def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, requir
     ``required`` ones typed non-null."""
     schema = pa.schema([pa.field(name, a.type, nullable=name not in required) for name, a in columns.items()])
     return spark.createDataFrame(pa.table(dict(columns), schema=schema))
+
+
+def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
+    """No rows of ``schema`` (nullability and field metadata kept) as a local relation: no job to collect."""
+    session = spark._jsparkSession
+    rows = spark._jvm.java.util.ArrayList()  # type: ignore[union-attr]
+    return DataFrame(session.createDataFrame(rows, session.parseDataType(schema.json())), spark)

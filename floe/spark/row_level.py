@@ -32,6 +32,7 @@ from floe.scan.tasks import FileScanTask
 from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import session
 from floe.spark.deletion_vectors import write_deletion_vectors
+from floe.spark.driver_rows import empty_frame
 from floe.spark.merge_pruning import equi_keys, source_range_filter
 from floe.spark.position_deletes import (
     deleted_positions,
@@ -480,7 +481,7 @@ def merge_into(
             target = target.select("*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN),
                                    F.lit(None).cast("long").alias(ROW_POS_COLUMN))
     else:
-        target = spark.createDataFrame([], to_spark_schema(table.schema())).select(
+        target = empty_frame(spark, to_spark_schema(table.schema())).select(
             "*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN), F.lit(None).cast("long").alias(ROW_POS_COLUMN)
         )
     target = target.withColumn(_TID, F.monotonically_increasing_id())

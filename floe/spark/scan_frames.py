@@ -39,7 +39,7 @@ from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spark.delete_joins import DeleteJoins, file_field
-from floe.spark.driver_rows import driver_frame
+from floe.spark.driver_rows import driver_frame, empty_frame
 from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
 from floe.spark.orc_read import OrcNotNative, lazy_time_zones, orc_read_plan, probe_orc_schemas
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
@@ -386,7 +386,7 @@ class _Builder:
         if others:
             frames.append(self._worker_frame(others))
         if not frames:
-            return self.spark.createDataFrame([], to_spark_schema(self.inp.output_schema))
+            return empty_frame(self.spark, to_spark_schema(self.inp.output_schema))
         out = frames[0]
         for f in frames[1:]:
             out = out.unionByName(f)

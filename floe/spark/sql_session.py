@@ -22,10 +22,12 @@ from dataclasses import dataclass, field, fields, is_dataclass
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from floe.errors import ParseError
 from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach, session_config
+from floe.spark.driver_rows import empty_frame
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
 from floe.sql.functions import iceberg_calls
@@ -188,7 +190,7 @@ def _frame(spark: SparkSession, result: ResultSet) -> DataFrame:
     collect runs a job (0.1-0.2 s after every statement).
     """
     if not result.columns:
-        return spark.createDataFrame(pa.table({"_": pa.array([], pa.int8())})).select()
+        return empty_frame(spark, T.StructType([]))
     columns = list(zip(*result.rows)) if result.rows else [() for _ in result.columns]
     table = pa.table({name: pa.array(list(values)) for name, values in zip(result.columns, columns)})
     return spark.createDataFrame(table)

@@ -50,12 +50,14 @@ def test_sql_returns_lazy_native_queries_and_result_frames(spark: SparkSession, 
 
 
 def test_statement_results_are_collected_without_a_spark_job(spark: SparkSession, lake: str) -> None:
-    # A DDL/DML result (no columns) and a CALL's rows are local relations: collecting them after every
-    # statement must not start a job (an RDD-backed empty frame cost 0.1-0.2 s per statement).
+    # A DDL/DML result (no columns), a CALL's rows and an empty table's scan are local relations: collecting
+    # them must not start a job (an RDD-backed empty frame cost 0.1-0.2 s per statement).
     tracker = spark.sparkContext.statusTracker()
+    spark.sql(f"CREATE TABLE {lake}.db.e (id BIGINT NOT NULL, s STRING) USING iceberg")
     results = [
         spark.sql(f"DELETE FROM {lake}.db.t WHERE id = 2"),
         spark.sql(f"CALL {lake}.system.expire_snapshots(table => 'db.t', retain_last => 5)"),
+        spark.table(f"{lake}.db.e"),  # a table without snapshots: an empty frame of its schema
     ]
     before = set(tracker.getJobIdsForGroup())
     collected = [r.collect() for r in results]
@@ -63,6 +65,9 @@ def test_statement_results_are_collected_without_a_spark_job(spark: SparkSession
     assert collected[0] == []
     assert results[0].columns == []
     assert len(collected[1]) == 1
+    assert collected[2] == []
+    assert [(f.name, f.dataType.simpleString(), f.nullable) for f in results[2].schema.fields] == [
+        ("id", "bigint", False), ("s", "string", True)]
 
 
 def test_transparent_mode_can_be_switched_off(spark: SparkSession, lake: str) -> None:
