@@ -35,6 +35,7 @@ from floe.spark.deletion_vectors import write_deletion_vectors
 from floe.spark.driver_rows import empty_frame
 from floe.spark.merge_pruning import equi_keys, source_range_filter
 from floe.spark.position_deletes import (
+    ScopedDeletes,
     deleted_positions,
     per_file_granularity,
     with_replaced_deletes,
@@ -196,13 +197,10 @@ def row_delta_commit(
                 written += vectors.added
                 replaced = vectors.replaced
             else:
-                scoped = with_replaced_deletes(table, positions, tasks) if per_file else None
-                if scoped is not None:
-                    positions = scoped.positions
-                new_files = write_position_deletes(table, positions, tasks, per_file=per_file)
+                scoped = with_replaced_deletes(table, positions, tasks) if per_file else ScopedDeletes(positions, {})
+                new_files = write_position_deletes(table, scoped.positions, tasks, per_file=per_file)
                 written += new_files
-                if scoped is not None:
-                    replaced = scoped.replaced_by(new_files)
+                replaced = scoped.replaced_by(new_files)
         deletes = list(written)
         rows = write_files(table, new_rows) if new_rows is not None else []
         written += rows
