@@ -17,9 +17,10 @@ Spark SQL expressions over the table's columns (and, in MERGE, the source's).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from pyspark import StorageLevel
+from pyspark import StorageLevel, inheritable_thread_target
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -187,23 +188,11 @@ def row_delta_commit(
     files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
     """
     written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
-    replaced: list[DataFile] = []
     with deleted_on_failure(table.io, written):
-        if deleted_rows is not None:
-            per_file = per_file_granularity(table)
-            positions = deleted_positions(deleted_rows, tasks, per_file=per_file)
-            if table.format_version >= 3:  # v3: deletion vectors, never new position delete files
-                vectors = write_deletion_vectors(table, positions, tasks)
-                written += vectors.added
-                replaced = vectors.replaced
-            else:
-                scoped = with_replaced_deletes(table, positions, tasks) if per_file else ScopedDeletes(positions, {})
-                new_files = write_position_deletes(table, scoped.positions, tasks, per_file=per_file)
-                written += new_files
-                replaced = scoped.replaced_by(new_files)
-        deletes = list(written)
-        rows = write_files(table, new_rows) if new_rows is not None else []
-        written += rows
+        delete_job = (lambda: _write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
+        rows_job = (lambda: write_files(table, new_rows)) if new_rows is not None else None
+        session = new_rows.sparkSession if new_rows is not None else None
+        (deletes, replaced), rows = _written_together(delete_job, rows_job, written, session)
         if not written and not dropped:
             return  # no row matched: nothing to commit
         op = table.new_row_delta(branch=branch)
@@ -230,6 +219,51 @@ def row_delta_commit(
         for k, v in snapshot_properties.items():
             op.set(k, v)
         op.commit()
+
+
+def _write_deletes(
+    table: Table, deleted_rows: DataFrame, tasks: Sequence[FileScanTask]
+) -> tuple[list[DataFile], list[DataFile]]:
+    """The delete files (or deletion vectors) for ``deleted_rows``, and the earlier ones they replace."""
+    per_file = per_file_granularity(table)
+    positions = deleted_positions(deleted_rows, tasks, per_file=per_file)
+    if table.format_version >= 3:  # v3: deletion vectors, never new position delete files
+        vectors = write_deletion_vectors(table, positions, tasks)
+        return vectors.added, vectors.replaced
+    scoped = with_replaced_deletes(table, positions, tasks) if per_file else ScopedDeletes(positions, {})
+    new_files = write_position_deletes(table, scoped.positions, tasks, per_file=per_file)
+    return new_files, scoped.replaced_by(new_files)
+
+
+def _written_together(
+    delete_job: Callable[[], tuple[list[DataFile], list[DataFile]]] | None,
+    rows_job: Callable[[], list[DataFile]] | None,
+    written: list[DataFile],
+    spark: SparkSession | None,
+) -> tuple[tuple[list[DataFile], list[DataFile]], list[DataFile]]:
+    """Run a row delta's two writes at once: ((delete files, the delete files they replace), data files).
+
+    Each write's driver work (Spark's planning, describing the files) and Spark jobs overlap the other's,
+    as one Spark job writes both in Iceberg Java. Every file either write returns goes into ``written``
+    before any error is raised, so the caller's cleanup finds it.
+    """
+    if delete_job is None or rows_job is None or spark is None:
+        deletes = delete_job() if delete_job is not None else ([], [])
+        written += deletes[0]
+        rows = rows_job() if rows_job is not None else []
+        written += rows
+        return deletes, rows
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the delete write runs on this thread
+        # the thread gets the caller's job group, tags and properties (Spark keeps them per thread)
+        rows_future = pool.submit(inheritable_thread_target(spark)(rows_job))
+        try:
+            deletes = delete_job()
+            written += deletes[0]
+        finally:
+            wait([rows_future])
+            if rows_future.exception() is None:
+                written += rows_future.result()
+    return deletes, rows_future.result()
 
 
 def _file_scoped_deletes(task: FileScanTask) -> list[DataFile]:
@@ -504,7 +538,10 @@ def merge_into(
         def among(ids: list[int]) -> str:
             return f"({action}) IN ({', '.join(map(str, ids or [-1]))})"
 
-        cols = []
+        def value(branches: list[str], keep: str) -> str:
+            return f"CASE ({action}) {' '.join(branches)} ELSE {keep} END" if branches else keep
+
+        cols, new_cols = [], []  # the values of every joined row; of updated and inserted rows only
         for f in table.schema().fields:
             branches = []
             for i, clause in enumerate(clauses, start=1):
@@ -512,9 +549,13 @@ def merge_into(
                     branches.append(f"WHEN {i} THEN {clause.values[f.name]}")
                 elif clause.action == "insert":
                     branches.append(f"WHEN {i} THEN {clause.values.get(f.name, 'NULL')}")
+            cast = f"AS {to_spark_type(f.field_type).simpleString()}) AS {quoted(f.name)}"
             keep = f"{quoted(t)}.{quoted(f.name)}"
-            expr = f"CASE ({action}) {' '.join(branches)} ELSE {keep} END" if branches else keep
-            cols.append(f"CAST({expr} AS {to_spark_type(f.field_type).simpleString()}) AS {quoted(f.name)}")
+            cols.append(f"CAST({value(branches, keep)} {cast}")
+            # A column that every UPDATE clause assigns is never kept in an updated or inserted row; without
+            # it in the ELSE, Spark prunes it from the target's scan and from the join's shuffle.
+            assigned = all(f.name in cl.values for cl in clauses if cl.action == "update")
+            new_cols.append(f"CAST({value(branches, 'NULL' if assigned else keep)} {cast}")
         added = f"NOT ({t_in}) AND {among(by_action['insert'])}"
         changed = f"{t_in} AND {among(by_action['update'] + by_action['delete'])}"
         updated = f"{t_in} AND {among(by_action['update'])}"
@@ -527,7 +568,7 @@ def merge_into(
             return _merge_on_read_once(
                 table, spark, tasks, snapshot_id, branch, props, what,
                 joined=spark.sql(
-                    f"SELECT {', '.join(cols)}, ({action}) AS {_ACTION}, {quoted(t)}.{_TID} AS {_TID}, "
+                    f"SELECT {', '.join(new_cols)}, ({action}) AS {_ACTION}, {quoted(t)}.{_TID} AS {_TID}, "
                     f"{quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, {quoted(t)}.{ROW_POS_COLUMN} AS {_RPOS} "
                     f"FROM {join} WHERE {s_in}"
                 ),
@@ -535,29 +576,36 @@ def merge_into(
                 check_cardinality=bool(matched) and not only_delete,
                 ids=by_action,
             )
-        if matched and not only_delete:
-            dup = spark.sql(
-                f"SELECT {quoted(t)}.{_TID} FROM {quoted(tv)} AS {quoted(t)} JOIN {quoted(sv)} AS {quoted(s)} ON {on} "
-                f"GROUP BY {quoted(t)}.{_TID} HAVING count(*) > 1 LIMIT 1"
-            ).collect()
-            if dup:
-                raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
-        if insert_only:
+        check_cardinality = bool(matched) and not only_delete
+        if insert_only:  # no clause for matched rows: no cardinality to check, no file touched
             before = len(table.metadata.snapshots)
-            rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE {added}")
+            rows = spark.sql(f"SELECT {', '.join(new_cols)} FROM {join} WHERE {added}")
             return len(table.append(rows, snapshot_properties=props, branch=branch).metadata.snapshots) != before
+        # Without NOT MATCHED BY SOURCE a changed target row has a source row: the inner join (the source
+        # broadcast when small) finds the matched rows; the outer join is needed only for the rewrite.
+        matches = join if by_source else f"{quoted(tv)} AS {quoted(t)} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
         if positioned:
-            # The files holding a target row some clause changes: only they are rewritten or get deletes.
-            touched_paths = {r[0] for r in spark.sql(
-                f"SELECT DISTINCT {quoted(t)}.{ROW_FILE_COLUMN} FROM {join} WHERE {changed}"
-            ).collect()}
+            # One pass for both: the files holding a target row some clause changes (only they are
+            # rewritten or get deletes) and whether a target row matches twice.
+            per_file = spark.sql(
+                f"SELECT f, max(n) AS n, max(ch) AS ch FROM (SELECT {quoted(t)}.{ROW_FILE_COLUMN} AS f, count(*) AS n, "
+                f"max(CASE WHEN {changed} THEN 1 ELSE 0 END) AS ch FROM {matches} WHERE {t_in} "
+                f"GROUP BY {quoted(t)}.{_TID}, {quoted(t)}.{ROW_FILE_COLUMN}) GROUP BY f"
+            ).collect()
+            duplicated = any(r["n"] > 1 for r in per_file)
+            touched_paths = {r["f"] for r in per_file if r["ch"] == 1}
             touched = [task for task in tasks if task.data_file.file_path in touched_paths]
             listed = ", ".join(_sql_string(p) for p in touched_paths) or "NULL"
             in_touched = f"{quoted(t)}.{ROW_FILE_COLUMN} IN ({listed})"
         else:
+            duplicated = check_cardinality and bool(spark.sql(
+                f"SELECT 1 FROM {matches} WHERE {t_in} GROUP BY {quoted(t)}.{_TID} HAVING count(*) > 1 LIMIT 1"
+            ).collect())
             touched, in_touched = list(tasks), "true"
+        if check_cardinality and duplicated:
+            raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
         if mor:
-            rows = spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({updated}) OR ({added})")
+            rows = spark.sql(f"SELECT {', '.join(new_cols)} FROM {join} WHERE ({updated}) OR ({added})")
             gone = spark.sql(
                 f"SELECT DISTINCT {quoted(t)}.{ROW_FILE_COLUMN}, {quoted(t)}.{ROW_POS_COLUMN} FROM {join} "
                 f"WHERE {changed}"
@@ -617,10 +665,17 @@ def _merge_on_read_once(
     target_row = F.col(_TID).isNotNull()
     joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        if check_cardinality and joined.where(target_row).groupBy(_TID).count().where("count > 1").limit(1).collect():
-            raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
         changed = target_row & among(("update", "delete"))
-        touched_paths = {r[0] for r in joined.where(changed).select(_RFILE).distinct().collect()}
+        # One pass for both: how often each target row matched, and the files holding a changed row.
+        per_file = (
+            joined.where(target_row)
+            .groupBy(_TID, _RFILE).agg(F.count(F.lit(1)).alias("n"), F.max(changed.cast("int")).alias("ch"))
+            .groupBy(_RFILE).agg(F.max("n").alias("n"), F.max("ch").alias("ch"))
+            .collect()
+        )
+        if check_cardinality and any(r["n"] > 1 for r in per_file):
+            raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
+        touched_paths = {r[_RFILE] for r in per_file if r["ch"] == 1}
         touched = [task for task in tasks if task.data_file.file_path in touched_paths]
         gone = joined.where(changed).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN)).distinct()
         rows = joined.where((target_row & among(("update",))) | (~target_row & among(("insert",)))).select(

@@ -308,6 +308,8 @@ class _Builder:
 
     def _manifest_paths(self, df: DataFrame) -> DataFrame:
         """Replace each row's file URI with its data file's path as the manifest spells it."""
+        if all(uri == path for path, uri in self.uris.items()):
+            return df  # Spark spells every path as the manifest does: no join over every row
         mapping = driver_frame(self.spark, {
             "_floe_uri": pa.array(list(self.uris.values()), pa.string()),
             "_floe_path": pa.array(list(self.uris), pa.string()),

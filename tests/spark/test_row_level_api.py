@@ -91,9 +91,16 @@ def test_merge_by_source_clauses_and_conditions(spark: SparkSession, tmp_path: P
     assert {i for i, (r, _) in got.items() if r == "keep"} == set(range(5, 10))
 
 
-def test_merge_refuses_a_target_row_matched_twice(spark: SparkSession, tmp_path: Path) -> None:
-    table = _table(spark, tmp_path, "merge-on-read")
-    source = spark.createDataFrame([(1, "a", 1.0), (1, "b", 2.0)], SCHEMA)
+@pytest.mark.parametrize("by_source", [False, True], ids=["matched", "by-source"])
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_merge_refuses_a_target_row_matched_twice(spark: SparkSession, tmp_path: Path, mode: str, by_source: bool) -> None:
+    table = _table(spark, tmp_path, mode)
+    before = table.current_snapshot()
+    source = spark.createDataFrame([(1, "a", 1.0), (1, "b", 2.0), (2, "c", 3.0)], SCHEMA)
+    merge = table.merge(source, on=["id"]).when_matched_update_all()
+    if by_source:
+        merge = merge.when_not_matched_by_source_delete(condition="t.id >= 20")
     with pytest.raises(floe.errors.ValidationError, match="MERGE_CARDINALITY_VIOLATION"):
-        table.merge(source, on=["id"]).when_matched_update_all().execute()
+        merge.execute()
     assert len(_rows(spark, table)) == 30  # nothing written
+    assert table.refresh().current_snapshot() == before

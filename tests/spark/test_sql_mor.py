@@ -226,6 +226,35 @@ def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, sp
     assert rows(session, "SELECT * FROM rc") == [(1, "a"), (1, "a"), (3, "a")]
 
 
+@pytest.mark.parametrize("failing", ["rows", "deletes"])
+def test_row_delta_written_together_leaves_nothing_when_one_write_fails(
+    session: SqlSession, spark: SparkSession, failing: str
+) -> None:
+    """The delete files and the data files of a row delta are written at once: when either write fails, the
+    files the other wrote are deleted and nothing is committed."""
+    from floe.spark.read import dataframe_for_scan
+    from floe.spark.row_level import plan_candidates, row_delta_commit
+
+    name = f"wt_{failing}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, n INT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR})")
+    session.sql(f"INSERT INTO {name} " + one_task("(1, 10), (2, 20), (3, 30)", "id, n"))
+    table = load(session, name)
+    snapshot_id, tasks = plan_candidates(table, None)
+    read = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=True)
+    matched = read.where("id = 2")
+    boom = "CASE WHEN id = 2 THEN raise_error('boom') ELSE n END"
+    deleted = matched.selectExpr("*", f"{boom} AS _boom").where("_boom IS NOT NULL").drop("_boom") if failing == "deletes" else matched
+    new_rows = matched.selectExpr("id", f"CAST({boom if failing == 'rows' else 'n + 1'} AS INT) AS n")
+    disk = files_on_disk(table)
+    head = table.refresh().metadata_location
+    with pytest.raises(Exception, match="boom"):
+        row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=deleted, new_rows=new_rows,
+                         expr=None, snapshot_properties={})
+    assert files_on_disk(table) == disk  # what the other write produced is gone
+    assert table.refresh().metadata_location == head
+    assert rows(session, f"SELECT * FROM {name}") == [(1, 10), (2, 20), (3, 30)]
+
+
 def test_file_granularity_keeps_one_delete_file_per_data_file(session: SqlSession) -> None:
     # Java's default write.delete.granularity=file: a later delete of the same data file replaces its
     # delete file with one holding every deleted position (so readers open one delete file per data file)
