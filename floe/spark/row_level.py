@@ -461,8 +461,13 @@ def update_rows(
         clustered = _clustered_by_file(table, rows.select(*cols, *file_col), P.UPDATE_DISTRIBUTION_MODE)
         updated = clustered.select(*(F.col(quoted(f.name)) for f in schema.fields))
     if mor:
-        row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=rows, new_rows=updated,
-                          expr=expr, snapshot_properties=props, branch=branch)
+        # Both writes read the matching rows: cached, the table is scanned once (as Java's one delta write).
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=rows, new_rows=updated,
+                              expr=expr, snapshot_properties=props, branch=branch)
+        finally:
+            rows.unpersist()
     else:
         rewrite_commit(table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr,
                         snapshot_properties=props, branch=branch)
