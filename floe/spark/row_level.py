@@ -592,13 +592,10 @@ def merge_into(
         if positioned:
             # One pass for both: the files holding a target row some clause changes (only they are
             # rewritten or get deletes) and whether a target row matches twice.
-            per_file = spark.sql(
-                f"SELECT f, max(n) AS n, max(ch) AS ch FROM (SELECT {quoted(t)}.{ROW_FILE_COLUMN} AS f, count(*) AS n, "
-                f"max(CASE WHEN {changed} THEN 1 ELSE 0 END) AS ch FROM {matches} WHERE {t_in} "
-                f"GROUP BY {quoted(t)}.{_TID}, {quoted(t)}.{ROW_FILE_COLUMN}) GROUP BY f"
-            ).collect()
-            duplicated = any(r["n"] > 1 for r in per_file)
-            touched_paths = {r["f"] for r in per_file if r["ch"] == 1}
+            touched_paths, duplicated = _touched_files(spark.sql(
+                f"SELECT {quoted(t)}.{_TID} AS {_TID}, {quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, "
+                f"CASE WHEN {changed} THEN 1 ELSE 0 END AS {_CHANGED} FROM {matches} WHERE {t_in}"
+            ))
             touched = [task for task in tasks if task.data_file.file_path in touched_paths]
             listed = ", ".join(_sql_string(p) for p in touched_paths) or "NULL"
             in_touched = f"{quoted(t)}.{ROW_FILE_COLUMN} IN ({listed})"
@@ -631,7 +628,18 @@ def merge_into(
         spark.catalog.dropTempView(sv)
 
 
-_ACTION, _RFILE, _RPOS = "_floe_action", "_floe_rfile", "_floe_rpos"
+_ACTION, _RFILE, _RPOS, _CHANGED = "_floe_action", "_floe_rfile", "_floe_rpos", "_floe_changed"
+
+
+def _touched_files(matched: DataFrame) -> tuple[set[str], bool]:
+    """From a MERGE's matched target rows (``_TID``, ``_RFILE``, ``_CHANGED`` 0/1), in one pass: the files
+    holding a row some clause changes, and whether a target row matched more than one source row."""
+    per_file = (
+        matched.groupBy(_TID, _RFILE).agg(F.count(F.lit(1)).alias("n"), F.max(_CHANGED).alias("ch"))
+        .groupBy(_RFILE).agg(F.max("n").alias("n"), F.max("ch").alias("ch"))
+        .collect()
+    )
+    return {r[_RFILE] for r in per_file if r["ch"] == 1}, any(r["n"] > 1 for r in per_file)
 
 
 def _matchable(
@@ -671,16 +679,11 @@ def _merge_on_read_once(
     joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         changed = target_row & among(("update", "delete"))
-        # One pass for both: how often each target row matched, and the files holding a changed row.
-        per_file = (
-            joined.where(target_row)
-            .groupBy(_TID, _RFILE).agg(F.count(F.lit(1)).alias("n"), F.max(changed.cast("int")).alias("ch"))
-            .groupBy(_RFILE).agg(F.max("n").alias("n"), F.max("ch").alias("ch"))
-            .collect()
+        touched_paths, duplicated = _touched_files(
+            joined.where(target_row).select(_TID, _RFILE, changed.cast("int").alias(_CHANGED))
         )
-        if check_cardinality and any(r["n"] > 1 for r in per_file):
+        if check_cardinality and duplicated:
             raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
-        touched_paths = {r[_RFILE] for r in per_file if r["ch"] == 1}
         touched = [task for task in tasks if task.data_file.file_path in touched_paths]
         gone = joined.where(changed).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN)).distinct()
         rows = joined.where((target_row & among(("update",))) | (~target_row & among(("insert",)))).select(
