@@ -17,10 +17,9 @@ Spark SQL expressions over the table's columns (and, in MERGE, the source's).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from pyspark import StorageLevel, inheritable_thread_target
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -32,27 +31,19 @@ from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import session
-from floe.spark.deletion_vectors import write_deletion_vectors
 from floe.spark.driver_rows import empty_frame
 from floe.spark.merge_pruning import equi_keys, source_range_filter
-from floe.spark.position_deletes import (
-    ScopedDeletes,
-    deleted_positions,
-    per_file_granularity,
-    with_replaced_deletes,
-    write_position_deletes,
-)
+from floe.spark.position_deletes import per_file_granularity
 from floe.spark.read import dataframe_for_scan
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
+from floe.spark.row_commits import file_scoped_deletes, rewrite_commit, rewrite_distribution, row_delta_commit
 from floe.spark.types import to_spark_schema, to_spark_type
-from floe.spark.write import write_files
 from floe.spec import properties as P
-from floe.spec.manifest import DataFile, FileFormat
+from floe.spec.manifest import FileFormat
 from floe.spec.types import NestedField, StructType
 from floe.table.row_changes import Clause as RowClause
 from floe.table.row_changes import UpsertResult
 from floe.table.table import Table
-from floe.write.commit import deleted_on_failure
 
 __all__ = [
     "MergeClause",
@@ -62,8 +53,6 @@ __all__ = [
     "merge_on_read",
     "plan_candidates",
     "pruning_filter",
-    "rewrite_commit",
-    "row_delta_commit",
     "update_rows",
 ]
 
@@ -145,133 +134,6 @@ def _whole_file_matches(table: Table, task: FileScanTask, expr: BooleanExpressio
     return StrictMetricsEvaluator(table.schema(), expr, case_sensitive=False).eval(task.data_file)
 
 
-def rewrite_commit(
-    table: Table,
-    *,
-    snapshot_id: int | None,
-    removed: Sequence[FileScanTask],
-    new_rows: DataFrame | None,
-    expr: BooleanExpression | None,
-    snapshot_properties: Mapping[str, str],
-    branch: str | None = None,
-) -> None:
-    """Copy-on-write: swap ``removed`` files for files holding ``new_rows``, validated since ``snapshot_id``."""
-    added = write_files(table, new_rows) if new_rows is not None else []
-    with deleted_on_failure(table.io, added):
-        op = table.new_overwrite(branch=branch)
-        op.case_sensitive(False)
-        for t in removed:
-            op.delete_file(t.data_file)
-        for f in added:
-            op.add_file(f)
-        op.validate_from_snapshot(snapshot_id)
-        if expr is not None:
-            op.conflict_detection_filter(expr)
-        for k, v in snapshot_properties.items():
-            op.set(k, v)
-        op.commit()
-
-
-def row_delta_commit(
-    table: Table,
-    *,
-    snapshot_id: int | None,
-    tasks: Sequence[FileScanTask],
-    deleted_rows: DataFrame | None,
-    new_rows: DataFrame | None,
-    dropped: Sequence[FileScanTask] = (),
-    expr: BooleanExpression | None,
-    snapshot_properties: Mapping[str, str],
-    branch: str | None = None,
-) -> None:
-    """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
-    files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
-    """
-    written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
-    with deleted_on_failure(table.io, written):
-        delete_job = (lambda: _write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
-        rows_job = (lambda: write_files(table, new_rows)) if new_rows is not None else None
-        session = new_rows.sparkSession if new_rows is not None else None
-        (deletes, replaced), rows = _written_together(delete_job, rows_job, written, session)
-        if not written and not dropped:
-            return  # no row matched: nothing to commit
-        op = table.new_row_delta(branch=branch)
-        op.case_sensitive(False)
-        for t in dropped:
-            op.remove_deletes(t.data_file)  # removes any live file by path: here whole data files
-            for f in _file_scoped_deletes(t):
-                if f.file_key not in {r.file_key for r in replaced}:
-                    op.remove_deletes(f)
-        for f in replaced:
-            op.remove_deletes(f)  # merged into the new deletion vectors
-        for f in deletes:
-            op.add_deletes(f)
-        for f in rows:
-            op.add_rows(f)
-        op.validate_from_snapshot(snapshot_id)
-        if expr is not None:
-            op.conflict_detection_filter(expr)
-        # The new deletes name these files: a concurrent rewrite or delete of them must fail this commit.
-        if deleted_rows is not None:
-            op.validate_data_files_exist(t.data_file.file_path for t in tasks)
-        op.validate_no_conflicting_data_files()
-        op.validate_no_conflicting_delete_files()
-        for k, v in snapshot_properties.items():
-            op.set(k, v)
-        op.commit()
-
-
-def _write_deletes(
-    table: Table, deleted_rows: DataFrame, tasks: Sequence[FileScanTask]
-) -> tuple[list[DataFile], list[DataFile]]:
-    """The delete files (or deletion vectors) for ``deleted_rows``, and the earlier ones they replace."""
-    per_file = per_file_granularity(table)
-    positions = deleted_positions(deleted_rows, tasks, per_file=per_file)
-    if table.format_version >= 3:  # v3: deletion vectors, never new position delete files
-        vectors = write_deletion_vectors(table, positions, tasks)
-        return vectors.added, vectors.replaced
-    scoped = with_replaced_deletes(table, positions, tasks) if per_file else ScopedDeletes(positions, {})
-    new_files = write_position_deletes(table, scoped.positions, tasks, per_file=per_file)
-    return new_files, scoped.replaced_by(new_files)
-
-
-def _written_together(
-    delete_job: Callable[[], tuple[list[DataFile], list[DataFile]]] | None,
-    rows_job: Callable[[], list[DataFile]] | None,
-    written: list[DataFile],
-    spark: SparkSession | None,
-) -> tuple[tuple[list[DataFile], list[DataFile]], list[DataFile]]:
-    """Run a row delta's two writes at once: ((delete files, the delete files they replace), data files).
-
-    Each write's driver work (Spark's planning, describing the files) and Spark jobs overlap the other's,
-    as one Spark job writes both in Iceberg Java. Every file either write returns goes into ``written``
-    before any error is raised, so the caller's cleanup finds it.
-    """
-    if delete_job is None or rows_job is None or spark is None:
-        deletes = delete_job() if delete_job is not None else ([], [])
-        written += deletes[0]
-        rows = rows_job() if rows_job is not None else []
-        written += rows
-        return deletes, rows
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the delete write runs on this thread
-        # the thread gets the caller's job group, tags and properties (Spark keeps them per thread)
-        rows_future = pool.submit(inheritable_thread_target(spark)(rows_job))
-        try:
-            deletes = delete_job()
-            written += deletes[0]
-        finally:
-            wait([rows_future])
-            if rows_future.exception() is None:
-                written += rows_future.result()
-    return deletes, rows_future.result()
-
-
-def _file_scoped_deletes(task: FileScanTask) -> list[DataFile]:
-    """The delete files (and deletion vectors) that name only the task's data file."""
-    path = task.data_file.file_path
-    return [e.data_file for e in task.deletes if e.data_file.referenced_data_file == path]
-
-
 def _spark_properties(spark: SparkSession) -> dict[str, str]:
     """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it)."""
     try:
@@ -317,7 +179,7 @@ def delete_rows(
         op.case_sensitive(False)
         for t in whole:
             op.delete_file(t.data_file)
-            for f in _file_scoped_deletes(t):  # they would name a file no longer live (as Java drops them)
+            for f in file_scoped_deletes(t):  # they would name a file no longer live (as Java drops them)
                 op.delete_file(f)
         op.validate_from_snapshot(snapshot_id)
         if expr is not None:
@@ -338,14 +200,15 @@ def delete_rows(
         return True
     # Iceberg Java commits the copy-on-write overwrite even when no candidate file holds a match
     partial = _files_with_matches(session, scan, partial, condition, target_alias)
-    keep = None
+    keep: DataFrame | None = None
+    write_options: dict[str, str] = {}
     if partial:
         positioned = all(_natively_positioned(t) for t in partial)
         rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=positioned), target_alias)
-        rows = _clustered_by_file(table, rows.where(f"NOT coalesce(({condition}), false)"), P.DELETE_DISTRIBUTION_MODE)
+        rows, write_options = rewrite_distribution(table, rows.where(f"NOT coalesce(({condition}), false)"), "DELETE")
         keep = rows.select(*(F.col(quoted(f.name)) for f in table.schema().fields))
     rewrite_commit(table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr,
-                    snapshot_properties=props, branch=branch)
+                    snapshot_properties=props, branch=branch, write_options=write_options)
     return True
 
 
@@ -359,18 +222,6 @@ def _files_with_matches(
     rows = _aliased(dataframe_for_scan(session, scan, list(tasks), with_position=True), alias)
     paths = {r[0] for r in rows.where(f"({condition})").select(ROW_FILE_COLUMN).distinct().collect()}
     return [t for t in tasks if t.data_file.file_path in paths]
-
-
-def _clustered_by_file(table: Table, rows: DataFrame, mode_property: str) -> DataFrame:
-    """Rows of a copy-on-write rewrite clustered by the file they come from (``ROW_FILE_COLUMN``), as Iceberg
-    Java's default ``hash`` distribution for DELETE/UPDATE/MERGE does: each rewritten file's rows are
-    written by one task, so a rewrite does not scatter one file into many small ones. ``none`` skips it."""
-    mode = str(table.properties.get(mode_property, "hash")).lower()
-    if mode == "none" or ROW_FILE_COLUMN not in rows.columns:
-        return rows
-    if mode == "range":
-        return rows.repartitionByRange(F.col(ROW_FILE_COLUMN))
-    return rows.repartition(F.col(ROW_FILE_COLUMN))
 
 
 def _aliased(rows: DataFrame, alias: str | None) -> DataFrame:
@@ -457,9 +308,9 @@ def update_rows(
     if mor:
         updated = rows.select(*cols)
     else:
-        file_col = [F.col(ROW_FILE_COLUMN)] if positioned else []
-        clustered = _clustered_by_file(table, rows.select(*cols, *file_col), P.UPDATE_DISTRIBUTION_MODE)
-        updated = clustered.select(*(F.col(quoted(f.name)) for f in schema.fields))
+        located = [F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN)] if positioned else []
+        distributed, write_options = rewrite_distribution(table, rows.select(*cols, *located), "UPDATE")
+        updated = distributed.select(*(F.col(quoted(f.name)) for f in schema.fields))
     if mor:
         # Both writes read the matching rows: cached, the table is scanned once (as Java's one delta write).
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -470,7 +321,7 @@ def update_rows(
             rows.unpersist()
     else:
         rewrite_commit(table, snapshot_id=snapshot_id, removed=tasks, new_rows=updated, expr=expr,
-                        snapshot_properties=props, branch=branch)
+                        snapshot_properties=props, branch=branch, write_options=write_options)
     return True
 
 
@@ -605,7 +456,7 @@ def merge_into(
             ).collect())
             touched, in_touched = list(tasks), "true"
         if check_cardinality and duplicated:
-            raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
+            raise ValidationError(_cardinality_violation(what))
         if mor:
             rows = spark.sql(f"SELECT {', '.join(new_cols)} FROM {join} WHERE ({updated}) OR ({added})")
             gone = spark.sql(
@@ -617,11 +468,11 @@ def merge_into(
                               expr=AlwaysTrue(), snapshot_properties=props, branch=branch)
             return len(table.refresh().metadata.snapshots) != before
         kept = f"{t_in} AND {in_touched} AND NOT {among(by_action['delete'])}"
-        rows = spark.sql(f"SELECT {', '.join(cols)}, {quoted(t)}.{ROW_FILE_COLUMN} FROM {join} "
-                         f"WHERE ({kept}) OR ({added})")
-        rows = _clustered_by_file(table, rows, P.MERGE_DISTRIBUTION_MODE).drop(ROW_FILE_COLUMN)
+        rows, write_options = rewrite_distribution(
+            table, spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({kept}) OR ({added})"), "MERGE"
+        )
         rewrite_commit(table, snapshot_id=snapshot_id, removed=touched, new_rows=rows, expr=AlwaysTrue(),
-                        snapshot_properties=props, branch=branch)
+                        snapshot_properties=props, branch=branch, write_options=write_options)
         return True
     finally:
         spark.catalog.dropTempView(tv)
@@ -667,9 +518,8 @@ def _merge_on_read_once(
     ids: Mapping[str, list[int]],
 ) -> bool:
     """A merge-on-read MERGE without ``NOT MATCHED BY SOURCE``: every row it needs has a source row, so the
-    join (target scan included) runs once into a cached frame of source-sized rows, and the cardinality
-    check, the touched files, the deleted positions and the new rows all come from it (they were four joins
-    over the whole target)."""
+    join (target scan included) runs once into a cached frame of source-sized rows, and the deleted
+    positions (grouped per target row, which checks the cardinality) and the new rows come from it."""
 
     def among(kinds: tuple[str, ...]) -> Column:
         wanted = [i for k in kinds for i in ids[k]]
@@ -679,22 +529,57 @@ def _merge_on_read_once(
     joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         changed = target_row & among(("update", "delete"))
-        touched_paths, duplicated = _touched_files(
-            joined.where(target_row).select(_TID, _RFILE, changed.cast("int").alias(_CHANGED))
-        )
-        if check_cardinality and duplicated:
-            raise ValidationError(f"{what}: a target row matches more than one source row (MERGE_CARDINALITY_VIOLATION)")
-        touched = [task for task in tasks if task.data_file.file_path in touched_paths]
-        gone = joined.where(changed).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN)).distinct()
+        gone: DataFrame | None
+        if _merges_earlier_deletes(table, tasks):
+            # The touched files' earlier delete files are read on the driver and merged into their new ones:
+            # learn which files first (and the cardinality with them).
+            touched_paths, duplicated = _touched_files(
+                joined.where(target_row).select(_TID, _RFILE, changed.cast("int").alias(_CHANGED))
+            )
+            if check_cardinality and duplicated:
+                raise ValidationError(_cardinality_violation(what))
+            tasks = [task for task in tasks if task.data_file.file_path in touched_paths]
+            gone = joined.where(changed).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN)).distinct()
+        else:  # no pass of its own: the delete write checks the cardinality as it groups the positions
+            gone = _checked_positions(joined.where(target_row).select(_RFILE, _RPOS, changed.cast("int").alias(_CHANGED)),
+                                      _cardinality_violation(what) if check_cardinality else None)
         rows = joined.where((target_row & among(("update",))) | (~target_row & among(("insert",)))).select(
             *[F.col(quoted(c)) for c in columns]
         )
         before = len(table.metadata.snapshots)
-        row_delta_commit(table, snapshot_id=snapshot_id, tasks=touched, deleted_rows=gone if touched else None,
-                          new_rows=rows, expr=AlwaysTrue(), snapshot_properties=props, branch=branch)
+        try:
+            row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=gone if tasks else None,
+                              new_rows=rows, expr=AlwaysTrue(), snapshot_properties=props, branch=branch)
+        except Exception as e:
+            if check_cardinality and _CARDINALITY in str(e):  # raised in a task of the delete write
+                raise ValidationError(_cardinality_violation(what)) from None
+            raise
         return len(table.refresh().metadata.snapshots) != before
     finally:
         joined.unpersist()
+
+
+_CARDINALITY = "MERGE_CARDINALITY_VIOLATION"
+
+
+def _cardinality_violation(what: str) -> str:
+    return f"{what}: a target row matches more than one source row ({_CARDINALITY})"
+
+
+def _merges_earlier_deletes(table: Table, tasks: Sequence[FileScanTask]) -> bool:
+    """Whether a row delta's new position deletes replace earlier file-scoped delete files (format v2, file
+    granularity, some candidate file has them): only the touched files' may be read and replaced."""
+    return table.format_version < 3 and per_file_granularity(table) and any(file_scoped_deletes(t) for t in tasks)
+
+
+def _checked_positions(matched: DataFrame, violation: str | None) -> DataFrame:
+    """The positions of the matched target rows (``_RFILE``, ``_RPOS``, ``_CHANGED`` 0/1) some clause changes;
+    with ``violation``, a target row matched twice fails the Spark job with that message."""
+    per_row = matched.groupBy(_RFILE, _RPOS).agg(F.count(F.lit(1)).alias("_floe_n"), F.max(_CHANGED).alias(_CHANGED))
+    keep = F.col(_CHANGED) == 1
+    if violation is not None:  # one expression: Spark cannot evaluate the filter without the check
+        keep = F.when(F.col("_floe_n") > 1, F.raise_error(F.lit(violation))).otherwise(keep)
+    return per_row.where(keep).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN))
 
 
 def _natively_positioned(task: FileScanTask) -> bool:

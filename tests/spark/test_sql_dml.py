@@ -87,7 +87,8 @@ def test_delete_by_metrics_is_metadata_only(session: SqlSession) -> None:
 def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     session: SqlSession, spark: SparkSession
 ) -> None:
-    from floe.spark.row_level import plan_candidates, rewrite_commit
+    from floe.spark.row_commits import rewrite_commit
+    from floe.spark.row_level import plan_candidates
 
     session.sql("CREATE TABLE conf (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt)")
     session.sql("INSERT INTO conf VALUES (1, 'a'), (2, 'a')")
@@ -207,3 +208,40 @@ def test_sql_on_files_reads_parquet_paths_in_insert_and_merge(session: SqlSessio
     session.sql(f"MERGE INTO onfiles t USING parquet.`{more}` s ON t.id = s.id "
                 "WHEN MATCHED THEN UPDATE SET name = s.name WHEN NOT MATCHED THEN INSERT *")
     assert rows(session, "SELECT * FROM onfiles") == [(1, "a"), (2, "B"), (3, "c")]
+
+
+@pytest.mark.parametrize(("partitioned", "command", "mode", "by_file", "options"), [
+    # DELETE and UPDATE default to hash: an unpartitioned table's rows are clustered by their file
+    (False, "DELETE", None, "hash", {"distribution-mode": "none"}),
+    (False, "UPDATE", "range", "range", {"distribution-mode": "none"}),
+    (False, "DELETE", "none", None, {"distribution-mode": "none"}),
+    # a partitioned table's rows are clustered by partition by the write itself
+    (True, "UPDATE", None, None, {"distribution-mode": "hash"}),
+    # MERGE distributes as an INSERT: nothing to cluster an unpartitioned table by, so no shuffle
+    (False, "MERGE", None, None, {}),
+    (False, "MERGE", "hash", None, {"distribution-mode": "none"}),
+    (True, "MERGE", None, None, {"distribution-mode": "hash"}),
+    (True, "MERGE", "range", None, {"distribution-mode": "range"}),
+])
+def test_copy_on_write_rewrites_are_distributed_as_iceberg_java_does(
+    session: SqlSession, spark: SparkSession, partitioned: bool, command: str, mode: str | None,
+    by_file: str | None, options: dict[str, str],
+) -> None:
+    from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
+    from floe.spark.row_commits import rewrite_distribution
+
+    name = f"dist_{command.lower()}_{int(partitioned)}_{mode or 'default'}"
+    prop = f", 'write.{command.lower()}.distribution-mode'='{mode}'" if mode else ""
+    session.sql(f"CREATE TABLE {name} (id BIGINT, dt STRING) USING iceberg {'PARTITIONED BY (dt)' if partitioned else ''} "
+                f"TBLPROPERTIES ('format-version'='2'{prop})")
+    table = session.catalog().load_table(("db", name))  # type: ignore[attr-defined]
+    rows = spark.createDataFrame([(1, "a", "f1", 0)], f"id long, dt string, {ROW_FILE_COLUMN} string, {ROW_POS_COLUMN} long")
+    out, write_options = rewrite_distribution(table, rows, command)
+    assert write_options == options
+    plan = out._jdf.queryExecution().logical().toString()
+    if by_file is None:
+        assert out is rows
+    elif by_file == "hash":
+        assert "RepartitionByExpression" in plan and ROW_FILE_COLUMN in plan.splitlines()[0]
+    else:
+        assert "RepartitionByExpression" in plan and ROW_POS_COLUMN in plan.splitlines()[0]

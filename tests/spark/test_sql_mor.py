@@ -200,7 +200,8 @@ def test_merge_on_read_on_v1_table_is_refused_and_changes_nothing(session: SqlSe
 def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, spark: SparkSession) -> None:
     from floe.expressions.parser import parse_filter
     from floe.spark.read import dataframe_for_scan
-    from floe.spark.row_level import plan_candidates, row_delta_commit
+    from floe.spark.row_commits import row_delta_commit
+    from floe.spark.row_level import plan_candidates
 
     session.sql(f"CREATE TABLE rc (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt) TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql("INSERT INTO rc " + one_task("(1, 'a'), (2, 'a'), (3, 'a')", "id, dt"))
@@ -233,7 +234,8 @@ def test_row_delta_written_together_leaves_nothing_when_one_write_fails(
     """The delete files and the data files of a row delta are written at once: when either write fails, the
     files the other wrote are deleted and nothing is committed."""
     from floe.spark.read import dataframe_for_scan
-    from floe.spark.row_level import plan_candidates, row_delta_commit
+    from floe.spark.row_commits import row_delta_commit
+    from floe.spark.row_level import plan_candidates
 
     name = f"wt_{failing}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, n INT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR})")
