@@ -100,7 +100,9 @@ def test_merge_refuses_a_target_row_matched_twice(spark: SparkSession, tmp_path:
     merge = table.merge(source, on=["id"]).when_matched_update_all()
     if by_source:
         merge = merge.when_not_matched_by_source_delete(condition="t.id >= 20")
+    data_files = {p for p in (tmp_path / "wh").rglob("*.parquet")}
     with pytest.raises(floe.errors.ValidationError, match="MERGE_CARDINALITY_VIOLATION"):
         merge.execute()
     assert len(_rows(spark, table)) == 30  # nothing written
     assert table.refresh().current_snapshot() == before
+    assert {p for p in (tmp_path / "wh").rglob("*.parquet")} == data_files  # no file left by either write
