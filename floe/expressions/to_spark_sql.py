@@ -36,7 +36,7 @@ from floe.spec.types import (
     UUIDType,
 )
 
-__all__ = ["quote_column", "spark_literal", "to_spark_sql"]
+__all__ = ["quote_column", "spark_literal", "spark_string", "to_spark_sql"]
 
 
 def quote_column(parts: tuple[str, ...] | list[str]) -> str:
@@ -44,8 +44,8 @@ def quote_column(parts: tuple[str, ...] | list[str]) -> str:
     return ".".join("`" + p.replace("`", "``") + "`" for p in parts)
 
 
-def _string(text: str) -> str:
-    # Spark string literals treat backslash as an escape character
+def spark_string(text: str) -> str:
+    """A Spark SQL string literal (backslash is an escape character there)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
@@ -81,7 +81,7 @@ def spark_literal(value: object, t: IcebergType) -> str:
     if isinstance(t, TimestamptzType):
         return f"TIMESTAMP '{_ts_text(int(value))}+00:00'"  # type: ignore[call-overload]
     if isinstance(t, StringType):
-        return _string(str(value))
+        return spark_string(str(value))
     if isinstance(t, UUIDType):
         raw = value.bytes if isinstance(value, uuid.UUID) else value
         if isinstance(raw, bytes):
@@ -93,7 +93,7 @@ def spark_literal(value: object, t: IcebergType) -> str:
 
 def _like_prefix(prefix: str) -> str:
     escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return _string(escaped + "%")
+    return spark_string(escaped + "%")
 
 
 class _ToSpark(BoundPredicateVisitor[str]):

@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from floe.errors import ValidationError
+from floe.expressions.to_spark_sql import spark_string
 from floe.io.arrow_schema import schema_to_arrow
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
@@ -69,6 +70,8 @@ POSITION_DELETE_SCHEMA = Schema(
     NestedField(POSITION_DELETE_POS_ID, "pos", LongType(), required=True),
 )
 
+# Data files up to which the file -> group map is a literal in the plan rather than a broadcast relation.
+INLINE_FILE_GROUPS = 200
 _GROUP = "_floe_group"  # index of the (spec id, partition) group a row's data file belongs to
 _NEW = "_floe_new"  # 1 for a position this change deletes, 0 for one an earlier delete file holds
 _TOUCHED = "_floe_touched"  # 1 when the change deletes some position of the row's data file
@@ -99,21 +102,27 @@ def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask], *, per_fil
     indexes the (spec id, partition[, data file]) keys of the tasks in order of first appearance (what
     :func:`write_position_deletes` with the same ``per_file`` expects).
     """
-    spark = rows.sparkSession
     index = {g: i for i, g in enumerate(_groups(tasks, per_file))}
     by_path = {t.data_file.file_path: t.data_file for t in tasks}
-    files = F.broadcast(driver_frame(spark, {
-        "file_path": pa.array(list(by_path), pa.string()),
-        _GROUP: pa.array([index[_group_key(f, per_file)] for f in by_path.values()], pa.int32()),
-    }, required=("file_path", _GROUP)))
     # Positions coming through an outer join (MERGE) are typed nullable, though never NULL for a target
     # row: after the filter the coalesce never applies, but it tells Spark the column is non-null, so it
-    # is written as a required field. The join takes file_path from ``files`` (non-null) for the same reason.
+    # is written as a required field. File paths are non-null for the same reason.
     located = rows.where(F.col(ROW_POS_COLUMN).isNotNull())
     keyed = located.select(
         F.col(ROW_FILE_COLUMN).alias("_floe_rfile"),
         F.coalesce(F.col(ROW_POS_COLUMN).cast("long"), F.lit(-1).cast("long")).alias("pos"),
     )
+    if len(by_path) <= INLINE_FILE_GROUPS:
+        # A literal map in the plan: no relation to ship and broadcast (a Spark job of its own)
+        entries = ", ".join(f"{spark_string(path)}, {index[_group_key(f, per_file)]}" for path, f in by_path.items())
+        group = F.expr(f"map({entries})[_floe_rfile]")
+        return keyed.select(
+            F.coalesce(F.col("_floe_rfile"), F.lit("")).alias("file_path"), "pos", group.alias(_GROUP)
+        ).where(F.col(_GROUP).isNotNull())
+    files = F.broadcast(driver_frame(rows.sparkSession, {
+        "file_path": pa.array(list(by_path), pa.string()),
+        _GROUP: pa.array([index[_group_key(f, per_file)] for f in by_path.values()], pa.int32()),
+    }, required=("file_path", _GROUP)))
     return keyed.join(files, F.col("_floe_rfile") == F.col("file_path")).select("file_path", "pos", _GROUP)
 
 

@@ -27,6 +27,7 @@ from floe.errors import ParseError, UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.metrics_evaluator import StrictMetricsEvaluator
 from floe.expressions.parser import parse_filter
+from floe.expressions.to_spark_sql import spark_string
 from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark.call_sites import without_call_sites
@@ -448,7 +449,7 @@ def merge_into(
                 f"CASE WHEN {changed} THEN 1 ELSE 0 END AS {_CHANGED} FROM {matches} WHERE {t_in}"
             ))
             touched = [task for task in tasks if task.data_file.file_path in touched_paths]
-            listed = ", ".join(_sql_string(p) for p in touched_paths) or "NULL"
+            listed = ", ".join(spark_string(p) for p in touched_paths) or "NULL"
             in_touched = f"{quoted(t)}.{ROW_FILE_COLUMN} IN ({listed})"
         else:
             duplicated = check_cardinality and bool(spark.sql(
@@ -587,10 +588,6 @@ def _natively_positioned(task: FileScanTask) -> bool:
     return task.data_file.file_format == FileFormat.PARQUET and all(
         e.data_file.file_format in (FileFormat.PARQUET, FileFormat.PUFFIN) for e in task.deletes
     )
-
-
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 # -- the Python API's engine (table.delete / update / merge / upsert) ---------------------------------------

@@ -98,7 +98,14 @@ def test_delete_merge_on_read_matches_copy_on_write_and_writes_only_delete_files
     assert sorted((r["id"], r["name"], r["dt"]) for r in theirs) == [(5, "e", "y"), (7, "g", "y")]
 
 
-def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(session: SqlSession) -> None:
+@pytest.mark.parametrize("file_map", ["inline", "broadcast"])
+def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(
+    session: SqlSession, monkeypatch: pytest.MonkeyPatch, file_map: str
+) -> None:
+    # The data file -> delete file group map is a literal in the plan for a few files, a broadcast for many
+    if file_map == "broadcast":
+        monkeypatch.setattr("floe.spark.position_deletes.INLINE_FILE_GROUPS", 0)
+    session.sql("DROP TABLE IF EXISTS pd PURGE")  # the other parameter's
     session.sql(f"CREATE TABLE pd (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql(f"INSERT INTO pd {one_task('(1), (2), (3), (4)', 'id')}")
     session.sql(f"INSERT INTO pd {one_task('(5), (6), (7), (8)', 'id')}")
@@ -149,7 +156,12 @@ def test_update_merge_on_read_matches_copy_on_write(session: SqlSession) -> None
     assert original < data_files(session, mor)  # the old files stay; updated rows live in new ones
 
 
-def test_merge_merge_on_read_matches_copy_on_write(session: SqlSession) -> None:
+@pytest.mark.parametrize("file_map", ["inline", "broadcast"])
+def test_merge_merge_on_read_matches_copy_on_write(session: SqlSession, monkeypatch: pytest.MonkeyPatch, file_map: str) -> None:
+    if file_map == "broadcast":
+        monkeypatch.setattr("floe.spark.position_deletes.INLINE_FILE_GROUPS", 0)
+    for name in ("mrg_cow", "mrg_mor", "msrc"):  # the other parameter's
+        session.sql(f"DROP TABLE IF EXISTS {name} PURGE")
     cow, mor = create_pair(session, "mrg", "id BIGINT, v STRING, n INT", "bucket(2, id)")
     session.sql("CREATE TABLE msrc (id BIGINT, v STRING, op STRING) USING iceberg")
     session.sql("INSERT INTO msrc VALUES (1, 'A', 'upd'), (2, NULL, 'del'), (5, 'E', 'ins'), (6, 'F', 'skip')")
