@@ -109,6 +109,8 @@ def test_oldest_files_holding_most_rows_are_read_apart_without_their_file(
     assert read_rows(df) == model
     assert joins_files(df)
     assert anti_joins(df) == 2  # one per part: Spark pushes the anti join into the union
+    if broadcast:  # ... and both parts probe one broadcast of the delete rows, built once
+        assert "ReusedExchange" in str(df._jdf.queryExecution().executedPlan().toString())
 
 
 def test_key_without_partition_column_joins_each_rows_file(session: SqlSession, spark: SparkSession) -> None:
