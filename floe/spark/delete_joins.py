@@ -33,12 +33,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.errors import ReadError, UnsupportedError
+from floe.expressions.to_spark_sql import spark_string
 from floe.io.fileio import FileIO
 from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_columns
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
-from floe.spark.driver_rows import driver_frame
+from floe.spark import driver_rows
+from floe.spark.driver_rows import driver_frame, inline_lookup
 from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema
@@ -68,6 +70,8 @@ DRIVER_DELETE_ROWS = 20_000
 # (measured on local[2]: 10M rows against 1M delete rows read in 4.5 s broadcast, 7.4 s shuffled); Spark's
 # hash relation takes about 60 bytes a row for a long and a short string, so this stays near 60 MB a copy.
 BROADCAST_EQUALITY_ROWS = 1_000_000
+# Data files up to which a scan's set of files is a literal IN list in the plan (Spark hashes it).
+INLINE_FILES = 1000
 
 
 def file_field(f: NestedField, name: str) -> T.StructField:
@@ -233,6 +237,16 @@ class DeleteJoins:
                 raw = self.spark.read.schema(f"`{names['file_path']}` string, `{names['pos']}` long").parquet(*locs)
             frames.append(raw.select(F.col(quoted(names["file_path"])).alias("file_path"), F.col(quoted(names["pos"])).alias("pos")))
         files = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+        # Only the rows naming a file this scan reads, spelled as its rows spell it: without a relation
+        # joined by broadcast (a Spark job of its own) when Spark spells the paths as the manifests do (a
+        # literal IN list, which Spark hashes) or the files are few (a literal map).
+        if len(targets) <= INLINE_FILES and all(uri == path for path, uri in targets.items()):
+            listed = ", ".join(spark_string(p) for p in targets)
+            return files.where(F.expr(f"file_path IN ({listed})")).select(
+                F.col("file_path").alias("_floe_dkey"), F.col("pos").alias("_floe_dpos"))
+        if len(targets) <= driver_rows.INLINE_ENTRIES:
+            key = inline_lookup("file_path", targets)
+            return files.select(key.alias("_floe_dkey"), F.col("pos").alias("_floe_dpos")).where(F.col("_floe_dkey").isNotNull())
         mapping = driver_frame(self.spark, {
             "_floe_orig": pa.array(list(targets), pa.string()), "_floe_dkey": pa.array(list(targets.values()), pa.string()),
         })
@@ -457,6 +471,11 @@ class DeleteJoins:
                 e.sequence_number or 0,
                 -1 if is_global else self._partition_key(dfile),
             ))
+        if len(rows) <= driver_rows.INLINE_ENTRIES:  # a literal map in the plan: no relation to join
+            dseq = inline_lookup("_floe_dfile", {r[0]: r[1] for r in rows}).cast("long")
+            dpkey = inline_lookup("_floe_dfile", {r[0]: r[2] for r in rows}).cast("int")
+            return dels.select("*", dseq.alias("_floe_dseq"), dpkey.alias("_floe_dpkey")).where(
+                F.col("_floe_dseq").isNotNull()).drop("_floe_dfile")
         meta = driver_frame(self.spark, {
             "_floe_dk": pa.array([r[0] for r in rows], pa.string()),
             "_floe_dseq": pa.array([r[1] for r in rows], pa.int64()),

@@ -1,5 +1,5 @@
-"""Small tables the driver holds (file -> sequence number, file -> URI) handed to Spark as Arrow, and
-empty frames of a schema.
+"""Small tables the driver holds (file -> sequence number, file -> URI) handed to Spark as Arrow, or as a
+literal map in the plan when they are few entries, and empty frames of a schema.
 
 A list of tuples becomes a Python RDD: every query using it then runs a job in Python workers just to
 produce a few rows (about 0.1-0.2 s each on a 2-core machine). An Arrow table is shipped to the JVM once.
@@ -12,10 +12,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-__all__ = ["driver_frame", "empty_frame"]
+from floe.expressions.to_spark_sql import spark_string
+
+__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "inline_lookup"]
+
+# Entries up to which a string-keyed map is a literal in the plan (:func:`inline_lookup`) rather than a
+# relation joined by broadcast: the relation is a Spark job of its own (about 0.05 s with its scheduling),
+# while Spark looks a key up in a literal map by comparing it with each key in turn (a few ns per key).
+INLINE_ENTRIES = 16
 
 
 def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, required: Collection[str] = ()) -> DataFrame:
@@ -30,3 +38,9 @@ def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
     session = spark._jsparkSession
     rows = spark._jvm.java.util.ArrayList()  # type: ignore[union-attr]
     return DataFrame(session.createDataFrame(rows, session.parseDataType(schema.json())), spark)
+
+
+def inline_lookup(column: str, mapping: Mapping[str, int | str]) -> Column:
+    """``mapping[column]`` (NULL for a key not in it) with the map a literal in the plan (a few entries)."""
+    entries = ", ".join(f"{spark_string(k)}, {spark_string(v) if isinstance(v, str) else int(v)}" for k, v in mapping.items())
+    return F.expr(f"map({entries})[`{column}`]")

@@ -33,13 +33,13 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from floe.errors import ValidationError
-from floe.expressions.to_spark_sql import spark_string
 from floe.io.arrow_schema import schema_to_arrow
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.scan.arrow_read import ReadContext, deleted_positions_of, name_mapping_of
 from floe.scan.tasks import FileScanTask
-from floe.spark.driver_rows import driver_frame
+from floe.spark import driver_rows
+from floe.spark.driver_rows import driver_frame, inline_lookup
 from floe.spark.file_uris import spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.storage import configure_native_s3, spark_reaches
@@ -70,8 +70,6 @@ POSITION_DELETE_SCHEMA = Schema(
     NestedField(POSITION_DELETE_POS_ID, "pos", LongType(), required=True),
 )
 
-# Data files up to which the file -> group map is a literal in the plan rather than a broadcast relation.
-INLINE_FILE_GROUPS = 200
 _GROUP = "_floe_group"  # index of the (spec id, partition) group a row's data file belongs to
 _NEW = "_floe_new"  # 1 for a position this change deletes, 0 for one an earlier delete file holds
 _TOUCHED = "_floe_touched"  # 1 when the change deletes some position of the row's data file
@@ -112,10 +110,8 @@ def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask], *, per_fil
         F.col(ROW_FILE_COLUMN).alias("_floe_rfile"),
         F.coalesce(F.col(ROW_POS_COLUMN).cast("long"), F.lit(-1).cast("long")).alias("pos"),
     )
-    if len(by_path) <= INLINE_FILE_GROUPS:
-        # A literal map in the plan: no relation to ship and broadcast (a Spark job of its own)
-        entries = ", ".join(f"{spark_string(path)}, {index[_group_key(f, per_file)]}" for path, f in by_path.items())
-        group = F.expr(f"map({entries})[_floe_rfile]")
+    if len(by_path) <= driver_rows.INLINE_ENTRIES:
+        group = inline_lookup("_floe_rfile", {path: index[_group_key(f, per_file)] for path, f in by_path.items()})
         return keyed.select(
             F.coalesce(F.col("_floe_rfile"), F.lit("")).alias("file_path"), "pos", group.alias(_GROUP)
         ).where(F.col(_GROUP).isNotNull())

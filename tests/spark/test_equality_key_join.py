@@ -88,7 +88,14 @@ def test_one_sequence_with_keys_holding_partition_joins_no_file(session: SqlSess
     assert not joins_files(df)
 
 
-def test_several_sequences_join_each_rows_file(session: SqlSession, spark: SparkSession) -> None:
+@pytest.mark.parametrize("file_map", ["literal", "joined"])
+def test_several_sequences_join_each_rows_file(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, file_map: str
+) -> None:
+    # each delete file's sequence number and partition reach its rows through a literal map (a few files)
+    # or a joined relation (many)
+    if file_map == "joined":
+        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
     table, model = changed_table(session, spark, "id, dt", "dt")
     df = read(spark, table)
     assert read_rows(df) == model

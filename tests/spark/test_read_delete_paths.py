@@ -9,6 +9,7 @@ sorting every data row.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.errors import ReadError
 from floe.io.arrow_schema import schema_to_arrow
+from floe.io.locations import to_local_path
 from floe.spark import delete_joins
 from floe.spark.file_uris import reported_uris, spark_location
 from floe.spec.manifest import DataFile, FileContent, FileFormat
@@ -29,6 +31,8 @@ from floe.spec.types import LongType, NestedField
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from floe.table.table import Table
 
 TRICKY = ["a b.parquet", "p+q.parquet", "x%41y%2B.parquet", "ñ☃𝄞é.parquet", "nb\u00a0em\u2003.parquet",
           "q\"<>^`|#&;=@!$'(),~.parquet"]
@@ -58,7 +62,39 @@ def test_reported_uris_refuse_a_file_spark_does_not_read(spark: SparkSession, tm
         reported_uris(relation, [str(tmp_path / "b.parquet")], table_name="t")
 
 
-@pytest.mark.parametrize("path", ["driver-read", "spark-read-broadcast", "spark-read-shuffled"])
+def _table_with_position_deletes(cat: HadoopCatalog, names: list[str]) -> tuple[Table, list[int]]:
+    """Table db.t of one data file per name (ids 10 * i + j, 4 rows each) and a position delete file
+    deleting rows of several of them; and the ids left."""
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", Schema(NestedField(1, "id", LongType())), properties={"format-version": "2"})
+    data_dir = os.path.join(t.location(), "data")
+    os.makedirs(to_local_path(data_dir))
+
+    def parquet(name: str, table: pa.Table, content: FileContent = FileContent.DATA) -> DataFile:
+        path = os.path.join(data_dir, name)
+        pq.write_table(table, to_local_path(path))
+        return DataFile(content, path, FileFormat.PARQUET, (), table.num_rows, os.path.getsize(to_local_path(path)))
+
+    arrow = schema_to_arrow(t.schema())
+    files = [parquet(name, pa.table({"id": [10 * i + j for j in range(4)]}, schema=arrow)) for i, name in enumerate(names)]
+    append = t.new_fast_append()
+    for f in files:
+        append.append_file(f)
+    append.commit()
+    pos_schema = pa.schema([pa.field("file_path", pa.string(), False, {b"PARQUET:field_id": b"2147483546"}),
+                            pa.field("pos", pa.int64(), False, {b"PARQUET:field_id": b"2147483545"})])
+    # Every other file loses rows; position 1 is deleted in several files (the join must tell them apart).
+    doomed = [(files[0].file_path, 1), (files[2].file_path, 1), (files[2].file_path, 3), (files[-1].file_path, 0)]
+    deletes = parquet("deletes.parquet", pa.table({"file_path": [p for p, _ in doomed], "pos": [n for _, n in doomed]},
+                                                  schema=pos_schema), FileContent.POSITION_DELETES)
+    cat.load_table("db.t").new_row_delta().add_deletes(deletes).commit()
+    gone = {1, 21, 23, 10 * (len(names) - 1)}
+    return cat.load_table("db.t"), sorted({10 * i + j for i in range(len(names)) for j in range(4)} - gone)
+
+
+@pytest.mark.parametrize("path", [
+    "driver-read", "spark-read-broadcast", "spark-read-literal-map", "spark-read-joined-map", "spark-read-shuffled",
+])
 @pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative-warehouse"])
 def test_position_deletes_under_tricky_paths(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: bool, path: str
@@ -67,36 +103,17 @@ def test_position_deletes_under_tricky_paths(
         monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
     if path == "spark-read-shuffled":  # and many: both sides are joined on (file, position) after a shuffle
         monkeypatch.setattr(delete_joins, "BROADCAST_DELETE_ROWS", 0)
+    # The delete rows' files are matched to the scan's by a literal IN list (paths spelled alike), a literal
+    # map (a few files), or a joined relation (many files)
+    if path in ("spark-read-literal-map", "spark-read-joined-map"):
+        monkeypatch.setattr(delete_joins, "INLINE_FILES", 0)
+    if path == "spark-read-joined-map":
+        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
     wh = tmp_path / "w h%41+é\u200b"
     wh.mkdir()
     monkeypatch.chdir(tmp_path)
-    cat = HadoopCatalog("test", warehouse=wh.name if relative else str(wh))
-    cat.create_namespace("db")
-    t = cat.create_table("db.t", Schema(NestedField(1, "id", LongType())), properties={"format-version": "2"})
-    data_dir = os.path.join(t.location(), "data")
-    os.makedirs(data_dir)
+    t, expected = _table_with_position_deletes(HadoopCatalog("test", warehouse=wh.name if relative else str(wh)), TRICKY)
 
-    def parquet(name: str, table: pa.Table, content: FileContent = FileContent.DATA) -> DataFile:
-        path = os.path.join(data_dir, name)
-        pq.write_table(table, path)
-        return DataFile(content, path, FileFormat.PARQUET, (), table.num_rows, os.path.getsize(path))
-
-    arrow = schema_to_arrow(t.schema())
-    files = [parquet(name, pa.table({"id": [10 * i + j for j in range(4)]}, schema=arrow)) for i, name in enumerate(TRICKY)]
-    append = t.new_fast_append()
-    for f in files:
-        append.append_file(f)
-    append.commit()
-    pos_schema = pa.schema([pa.field("file_path", pa.string(), False, {b"PARQUET:field_id": b"2147483546"}),
-                            pa.field("pos", pa.int64(), False, {b"PARQUET:field_id": b"2147483545"})])
-    # Every other file loses rows; position 1 is deleted in several files (the join must tell them apart).
-    doomed = [(files[0].file_path, 1), (files[2].file_path, 1), (files[2].file_path, 3), (files[4].file_path, 0)]
-    deletes = parquet("deletes.parquet", pa.table({"file_path": [p for p, _ in doomed], "pos": [n for _, n in doomed]},
-                                                  schema=pos_schema), FileContent.POSITION_DELETES)
-    cat.load_table("db.t").new_row_delta().add_deletes(deletes).commit()
-    t = cat.load_table("db.t")
-
-    expected = sorted({10 * i + j for i in range(len(TRICKY)) for j in range(4)} - {1, 21, 23, 40})
     df = floe.spark.read(spark, t)
     assert sorted(r["id"] for r in df.collect()) == expected
     assert sorted(r["id"] for r in floe.spark.read(spark, t, filter="id >= 20").collect()) == [x for x in expected if x >= 20]
@@ -105,3 +122,18 @@ def test_position_deletes_under_tricky_paths(
         plan = df._jdf.queryExecution().executedPlan().toString()
         assert "BroadcastHashJoin" in plan
         assert "SortMergeJoin" not in plan
+
+
+def test_position_deletes_of_files_spark_spells_alike_match_by_a_literal_list(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With paths Spark spells as the manifests do (a file: URI warehouse), the delete rows read by Spark
+    are kept to the scan's files by a literal IN list in the plan: no relation joined to map them."""
+    monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
+    t, expected = _table_with_position_deletes(HadoopCatalog("test", warehouse=f"file:{tmp_path / 'wh'}"),
+                                               ["a.parquet", "b.parquet", "c.parquet"])
+    df = floe.spark.read(spark, t)
+    assert sorted(r["id"] for r in df.collect()) == expected
+    plan = df._jdf.queryExecution().optimizedPlan().toString()
+    assert "_floe_orig" not in plan
+    assert re.search(r"file_path#\d+ (IN|INSET) ", plan)

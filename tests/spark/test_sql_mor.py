@@ -104,7 +104,7 @@ def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(
 ) -> None:
     # The data file -> delete file group map is a literal in the plan for a few files, a broadcast for many
     if file_map == "broadcast":
-        monkeypatch.setattr("floe.spark.position_deletes.INLINE_FILE_GROUPS", 0)
+        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
     session.sql("DROP TABLE IF EXISTS pd PURGE")  # the other parameter's
     session.sql(f"CREATE TABLE pd (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql(f"INSERT INTO pd {one_task('(1), (2), (3), (4)', 'id')}")
@@ -159,7 +159,7 @@ def test_update_merge_on_read_matches_copy_on_write(session: SqlSession) -> None
 @pytest.mark.parametrize("file_map", ["inline", "broadcast"])
 def test_merge_merge_on_read_matches_copy_on_write(session: SqlSession, monkeypatch: pytest.MonkeyPatch, file_map: str) -> None:
     if file_map == "broadcast":
-        monkeypatch.setattr("floe.spark.position_deletes.INLINE_FILE_GROUPS", 0)
+        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
     for name in ("mrg_cow", "mrg_mor", "msrc"):  # the other parameter's
         session.sql(f"DROP TABLE IF EXISTS {name} PURGE")
     cow, mor = create_pair(session, "mrg", "id BIGINT, v STRING, n INT", "bucket(2, id)")
