@@ -171,16 +171,16 @@ class DeleteJoins:
         # Deleted rows are few next to the data: a broadcast hash join then spares sorting every data row.
         delete_rows = sum(e.data_file.record_count for e in (*entries.values(), *vectors.values()))
         small = delete_rows <= BROADCAST_DELETE_ROWS
-        driver_rows: list[pa.Table] = []
+        local_rows: list[pa.Table] = []
         dels: DataFrame | None = None
         if entries and delete_rows <= DRIVER_DELETE_ROWS:  # a few: read on the driver, sparing Spark a job
-            driver_rows.append(self._position_rows_on_driver(list(entries.values()), targets))
+            local_rows.append(self._position_rows_on_driver(list(entries.values()), targets))
         elif entries:
             dels = self._position_rows_in_spark(list(entries.values()), targets, footer_ids)
         if vectors:
-            driver_rows.append(self._deletion_vector_rows(vectors))
-        if driver_rows:
-            local = self.spark.createDataFrame(pa.concat_tables(driver_rows), "_floe_dkey string, _floe_dpos long")
+            local_rows.append(self._deletion_vector_rows(vectors))
+        if local_rows:
+            local = self.spark.createDataFrame(pa.concat_tables(local_rows), "_floe_dkey string, _floe_dpos long")
             dels = local if dels is None else dels.unionByName(local)
         assert dels is not None
         same_pos = F.col(ROW_POS_COLUMN) == F.col("_floe_dpos")
