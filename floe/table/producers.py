@@ -26,6 +26,7 @@ from floe.spec import properties as P
 from floe.spec.manifest import (
     DataFile,
     FileContent,
+    FileFormat,
     ManifestContent,
     ManifestEntry,
     ManifestEntryStatus,
@@ -394,6 +395,14 @@ class _MergingProducer(SnapshotProducer):
             raise ValidationError(
                 f"Cannot add delete files to {self._table.name()}: format version 1 has no deletes"
             )
+        if base.format_version >= 3:  # spec: position delete files must not be added to v3 tables
+            legacy = next((f for f in self._added_deletes if f.content == FileContent.POSITION_DELETES
+                           and f.file_format != FileFormat.PUFFIN), None)
+            if legacy is not None:
+                raise ValidationError(
+                    f"Cannot add position delete file {legacy.file_path} to {self._table.name()}: format version "
+                    f"{base.format_version} takes deletion vectors, not position delete files"
+                )
         data = [m for m in current if m.content == _DATA]
         deletes = [m for m in current if m.content == _DELETES]
         removed: list[ManifestEntry] = []

@@ -189,6 +189,20 @@ def test_row_delta_adds_delete_manifest_v2(tmp_path) -> None:
     assert t.current_snapshot().summary["total-equality-deletes"] == "10"
 
 
+def test_row_delta_refuses_position_delete_files_in_v3(tmp_path) -> None:
+    # spec: position delete files must not be added to v3 tables (deletion vectors replace them)
+    t = make_table(tmp_path, version=3)
+    t.append([data_file("a", p=0)])
+    pos = data_file("a-deletes", p=0, records=2, content=FileContent.POSITION_DELETES, referenced_data_file="/data/a.parquet")
+    before = t.current_snapshot()
+    with pytest.raises(ValidationError, match="a-deletes.*format version 3 takes deletion vectors"):
+        t.new_row_delta().add_deletes(pos).commit()
+    assert t.refresh().current_snapshot() == before
+    # equality deletes stay valid in v3
+    t.new_row_delta().add_deletes(data_file("eq", p=0, content=FileContent.EQUALITY_DELETES, equality_ids=(1,))).commit()
+    assert t.current_snapshot().summary["added-equality-deletes"] == "10"
+
+
 def test_row_delta_rejected_in_v1(tmp_path) -> None:
     t = make_table(tmp_path, version=1)
     with pytest.raises(ValidationError, match="format version 1"):
