@@ -39,8 +39,7 @@ from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_columns
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
-from floe.spark import driver_rows
-from floe.spark.driver_rows import driver_frame, inline_lookup
+from floe.spark.driver_rows import driver_frame, looked_up
 from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema
@@ -244,13 +243,8 @@ class DeleteJoins:
             listed = ", ".join(spark_string(p) for p in targets)
             return files.where(F.expr(f"file_path IN ({listed})")).select(
                 F.col("file_path").alias("_floe_dkey"), F.col("pos").alias("_floe_dpos"))
-        if len(targets) <= driver_rows.INLINE_ENTRIES:
-            key = inline_lookup("file_path", targets)
-            return files.select(key.alias("_floe_dkey"), F.col("pos").alias("_floe_dpos")).where(F.col("_floe_dkey").isNotNull())
-        mapping = driver_frame(self.spark, {
-            "_floe_orig": pa.array(list(targets), pa.string()), "_floe_dkey": pa.array(list(targets.values()), pa.string()),
-        })
-        return files.join(F.broadcast(mapping), F.col("file_path") == F.col("_floe_orig")).select(
+        uris = pa.array(list(targets.values()), pa.string())
+        return looked_up(files, "file_path", list(targets), {"_floe_dkey": uris}).select(
             F.col("_floe_dkey"), F.col("pos").alias("_floe_dpos")
         )
 
@@ -471,14 +465,7 @@ class DeleteJoins:
                 e.sequence_number or 0,
                 -1 if is_global else self._partition_key(dfile),
             ))
-        if len(rows) <= driver_rows.INLINE_ENTRIES:  # a literal map in the plan: no relation to join
-            dseq = inline_lookup("_floe_dfile", {r[0]: r[1] for r in rows}).cast("long")
-            dpkey = inline_lookup("_floe_dfile", {r[0]: r[2] for r in rows}).cast("int")
-            return dels.select("*", dseq.alias("_floe_dseq"), dpkey.alias("_floe_dpkey")).where(
-                F.col("_floe_dseq").isNotNull()).drop("_floe_dfile")
-        meta = driver_frame(self.spark, {
-            "_floe_dk": pa.array([r[0] for r in rows], pa.string()),
+        return looked_up(dels, "_floe_dfile", [r[0] for r in rows], {
             "_floe_dseq": pa.array([r[1] for r in rows], pa.int64()),
             "_floe_dpkey": pa.array([r[2] for r in rows], pa.int32()),
-        })
-        return dels.join(F.broadcast(meta), F.col("_floe_dfile") == F.col("_floe_dk")).drop("_floe_dfile", "_floe_dk")
+        }).drop("_floe_dfile")

@@ -9,18 +9,19 @@ JVM (Spark's ``createDataFrame(java.util.List, StructType)``), which any schema 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.expressions.to_spark_sql import spark_string
+from floe.spark.row_columns import quoted
 
-__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "inline_lookup"]
+__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "looked_up"]
 
-# Entries up to which a string-keyed map is a literal in the plan (:func:`inline_lookup`) rather than a
+# Keys up to which a lookup is a literal map in the plan (:func:`looked_up`) rather than a
 # relation joined by broadcast: the relation is a Spark job of its own (about 0.05 s with its scheduling),
 # while Spark looks a key up in a literal map by comparing it with each key in turn (a few ns per key).
 INLINE_ENTRIES = 16
@@ -40,7 +41,21 @@ def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
     return DataFrame(session.createDataFrame(rows, session.parseDataType(schema.json())), spark)
 
 
-def inline_lookup(column: str, mapping: Mapping[str, int | str]) -> Column:
-    """``mapping[column]`` (NULL for a key not in it) with the map a literal in the plan (a few entries)."""
-    entries = ", ".join(f"{spark_string(k)}, {spark_string(v) if isinstance(v, str) else int(v)}" for k, v in mapping.items())
-    return F.expr(f"map({entries})[`{column}`]")
+def looked_up(df: DataFrame, key: str, keys: Sequence[str], values: Mapping[str, pa.Array]) -> DataFrame:
+    """The rows of ``df`` whose ``key`` column holds one of ``keys``, with ``values`` added (a column per
+    name, the value at the key's index; no nulls): from literal maps in the plan for a few keys, else from
+    a relation joined by broadcast."""
+    if len(keys) > INLINE_ENTRIES:
+        lookup = driver_frame(df.sparkSession, {"_floe_lookup_key": pa.array(keys, pa.string()), **values})
+        return df.join(F.broadcast(lookup), F.col(quoted(key)) == F.col("_floe_lookup_key")).drop("_floe_lookup_key")
+    added = []
+    for name, column in values.items():
+        text = pa.types.is_string(column.type)
+        entries = ", ".join(
+            f"{spark_string(k)}, {spark_string(v) if text else int(v)}" for k, v in zip(keys, column.to_pylist(), strict=True)
+        )
+        added.append(F.expr(f"map({entries})[{quoted(key)}]").cast(_SPARK_TYPES[str(column.type)]).alias(name))
+    return df.select("*", *added).where(F.col(quoted(next(iter(values)))).isNotNull())
+
+
+_SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint"}

@@ -38,8 +38,7 @@ from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.scan.arrow_read import ReadContext, deleted_positions_of, name_mapping_of
 from floe.scan.tasks import FileScanTask
-from floe.spark import driver_rows
-from floe.spark.driver_rows import driver_frame, inline_lookup
+from floe.spark.driver_rows import driver_frame, looked_up
 from floe.spark.file_uris import spark_location
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.storage import configure_native_s3, spark_reaches
@@ -110,16 +109,9 @@ def deleted_positions(rows: DataFrame, tasks: Sequence[FileScanTask], *, per_fil
         F.col(ROW_FILE_COLUMN).alias("_floe_rfile"),
         F.coalesce(F.col(ROW_POS_COLUMN).cast("long"), F.lit(-1).cast("long")).alias("pos"),
     )
-    if len(by_path) <= driver_rows.INLINE_ENTRIES:
-        group = inline_lookup("_floe_rfile", {path: index[_group_key(f, per_file)] for path, f in by_path.items()})
-        return keyed.select(
-            F.coalesce(F.col("_floe_rfile"), F.lit("")).alias("file_path"), "pos", group.alias(_GROUP)
-        ).where(F.col(_GROUP).isNotNull())
-    files = F.broadcast(driver_frame(rows.sparkSession, {
-        "file_path": pa.array(list(by_path), pa.string()),
-        _GROUP: pa.array([index[_group_key(f, per_file)] for f in by_path.values()], pa.int32()),
-    }, required=("file_path", _GROUP)))
-    return keyed.join(files, F.col("_floe_rfile") == F.col("file_path")).select("file_path", "pos", _GROUP)
+    groups = pa.array([index[_group_key(f, per_file)] for f in by_path.values()], pa.int32())
+    grouped = looked_up(keyed, "_floe_rfile", list(by_path), {_GROUP: groups})
+    return grouped.select(F.coalesce(F.col("_floe_rfile"), F.lit("")).alias("file_path"), "pos", _GROUP)
 
 
 @dataclass(frozen=True)
