@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.expressions.to_spark_sql import spark_string
 from floe.spark.row_columns import quoted
 
-__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "looked_up"]
+__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "literal_lookup", "looked_up"]
 
 # Keys up to which a lookup is a literal map in the plan (:func:`looked_up`) rather than a
 # relation joined by broadcast: the relation is a Spark job of its own (about 0.05 s with its scheduling),
@@ -48,14 +48,18 @@ def looked_up(df: DataFrame, key: str, keys: Sequence[str], values: Mapping[str,
     if len(keys) > INLINE_ENTRIES:
         lookup = driver_frame(df.sparkSession, {"_floe_lookup_key": pa.array(keys, pa.string()), **values})
         return df.join(F.broadcast(lookup), F.col(quoted(key)) == F.col("_floe_lookup_key")).drop("_floe_lookup_key")
-    added = []
-    for name, column in values.items():
-        text = pa.types.is_string(column.type)
-        entries = ", ".join(
-            f"{spark_string(k)}, {spark_string(v) if text else int(v)}" for k, v in zip(keys, column.to_pylist(), strict=True)
-        )
-        added.append(F.expr(f"map({entries})[{quoted(key)}]").cast(_SPARK_TYPES[str(column.type)]).alias(name))
+    added = [literal_lookup(key, keys, column).alias(name) for name, column in values.items()]
     return df.select("*", *added).where(F.col(quoted(next(iter(values)))).isNotNull())
+
+
+def literal_lookup(key: str, keys: Sequence[str], values: pa.Array) -> Column:
+    """The value at the index of column ``key``'s string in ``keys``, null for any other string: a literal
+    map in the plan (for a few keys: Spark compares with each in turn)."""
+    text = pa.types.is_string(values.type)
+    entries = ", ".join(
+        f"{spark_string(k)}, {spark_string(v) if text else int(v)}" for k, v in zip(keys, values.to_pylist(), strict=True)
+    )
+    return F.expr(f"map({entries})[{quoted(key)}]").cast(_SPARK_TYPES[str(values.type)])
 
 
 _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint"}

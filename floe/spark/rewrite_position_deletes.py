@@ -29,7 +29,7 @@ from floe.maintenance.rewrite_position_deletes import (
 )
 from floe.spark.configure import attach
 from floe.spark.delete_joins import read_position_delete_rows
-from floe.spark.file_uris import spark_location
+from floe.spark.file_uris import file_relation
 from floe.spark.position_deletes import write_position_deletes
 from floe.spark.storage import configure_native_s3, spark_reaches
 from floe.spark.worker_read import files_in_workers
@@ -50,7 +50,7 @@ def _rewrite_group(session: SparkSession, table: Table, plan: PositionDeleteRewr
     locations = [t.data_file.file_path for t in group.tasks]
     if all(spark_reaches(session, loc) for loc in locations):
         configure_native_s3(session, locations, table.io.properties)
-        rows = session.read.parquet(*[spark_location(loc) for loc in locations]).select("file_path", "pos")
+        rows = file_relation(session, "parquet", "file_path string, pos long", locations)
     else:
         schema = T.StructType([T.StructField("file_path", T.StringType()), T.StructField("pos", T.LongType())])
         rows = files_in_workers(session, table.io, locations, _delete_rows, schema)

@@ -40,7 +40,7 @@ from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spark.delete_joins import DeleteJoins, file_field
 from floe.spark.driver_rows import driver_frame, empty_frame
-from floe.spark.file_uris import listed_on_driver, reported_uris, spark_location
+from floe.spark.file_uris import file_relation, reported_uris
 from floe.spark.orc_read import OrcNotNative, lazy_time_zones, orc_read_plan, probe_orc_schemas
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.storage import configure_native_s3, spark_reaches
@@ -242,8 +242,7 @@ class _Builder:
     # -- data reads ---------------------------------------------------------------------------------
     def _read_parquet_by_id(self, locations: list[str], meta: tuple[str, ...]) -> DataFrame:
         schema = T.StructType([file_field(f, self.names[f.field_id]) for f in self.read_schema.fields])
-        with listed_on_driver(self.spark, len(locations)):
-            df = self.spark.read.schema(schema).parquet(*[spark_location(x) for x in locations])
+        df = file_relation(self.spark, "parquet", schema, locations)
         if meta:
             self._learn_uris(df, locations)
         return self._with_meta(df, meta)
@@ -254,8 +253,7 @@ class _Builder:
         for f in self.read_schema.fields:
             sf = to_spark_schema(StructType(f), for_files=True).fields[0]
             fields.append(T.StructField(file_names.get(f.field_id, f"_floe_missing{f.field_id}"), _strip(sf.dataType)))
-        with listed_on_driver(self.spark, len(locations)):
-            df = self.spark.read.schema(T.StructType(fields)).parquet(*[spark_location(x) for x in locations])
+        df = file_relation(self.spark, "parquet", T.StructType(fields), locations)
         if meta:
             self._learn_uris(df, locations)
         df = self._with_meta(df, meta)
@@ -350,8 +348,7 @@ class _Builder:
         )
         df: DataFrame | None = None
         for requested, columns, locs in groups.values():
-            with listed_on_driver(self.spark, len(locs)):
-                raw = self.spark.read.schema(requested).orc([spark_location(x) for x in locs])
+            raw = file_relation(self.spark, "orc", requested, locs)
             meta = []
             if need_meta:
                 self._learn_uris(raw, locs)

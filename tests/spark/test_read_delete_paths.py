@@ -24,7 +24,7 @@ from floe.errors import ReadError
 from floe.io.arrow_schema import schema_to_arrow
 from floe.io.locations import to_local_path
 from floe.spark import delete_joins
-from floe.spark.file_uris import reported_uris, spark_location
+from floe.spark.file_uris import file_relation, reported_uris, spark_location
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 from floe.spec.types import LongType, NestedField
@@ -53,6 +53,22 @@ def test_reported_uris_are_what_rows_carry(spark: SparkSession, tmp_path: Path, 
     assert set(uris.values()) == carried
     for name in TRICKY:
         assert len({uris[x] for x in spellings if x.endswith(name)}) == 1, name
+
+
+@pytest.mark.parametrize("count", [3, 80], ids=["few", "many-paths-cross-py4j-as-one-string"])
+def test_file_relation_reads_every_file_and_reports_its_uri(spark: SparkSession, tmp_path: Path, count: int) -> None:
+    folder = tmp_path / "d ir+%20ü"
+    folder.mkdir()
+    locations = []
+    for k in range(count):
+        name = f"{k}-{TRICKY[k % len(TRICKY)]}"
+        pq.write_table(pa.table({"x": [k]}), str(folder / name))
+        locations.append(str(folder / name) if k % 2 else "file://" + str(folder / name))
+    relation = file_relation(spark, "parquet", "x long", locations)
+    uris = reported_uris(relation, locations, table_name="t")
+    rows = relation.select("x", F.col("_metadata.file_path")).collect()
+    assert sorted(r[0] for r in rows) == list(range(count))
+    assert {r[0]: r[1] for r in rows} == {k: uris[loc] for k, loc in enumerate(locations)}
 
 
 def test_reported_uris_refuse_a_file_spark_does_not_read(spark: SparkSession, tmp_path: Path) -> None:
@@ -93,7 +109,8 @@ def _table_with_position_deletes(cat: HadoopCatalog, names: list[str]) -> tuple[
 
 
 @pytest.mark.parametrize("path", [
-    "driver-read", "spark-read-broadcast", "spark-read-literal-map", "spark-read-joined-map", "spark-read-shuffled",
+    "driver-read", "spark-read-broadcast", "spark-read-literal-map", "spark-read-joined-map",
+    "spark-read-broadcast-by-path", "spark-read-shuffled",
 ])
 @pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative-warehouse"])
 def test_position_deletes_under_tricky_paths(
@@ -101,6 +118,10 @@ def test_position_deletes_under_tricky_paths(
 ) -> None:
     if path != "driver-read":  # as if the deletes were more: Spark reads the delete files
         monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
+    # Rows are keyed by position and their file's number in the plan (few files), else by position and path.
+    by_path = path in ("spark-read-broadcast-by-path", "spark-read-shuffled")
+    if by_path:
+        monkeypatch.setattr(delete_joins, "NUMBERED_FILES", 0)
     if path == "spark-read-shuffled":  # and many: both sides are joined on (file, position) after a shuffle
         monkeypatch.setattr(delete_joins, "BROADCAST_DELETE_ROWS", 0)
     # The delete rows' files are matched to the scan's by a literal IN list (paths spelled alike), a literal
@@ -122,6 +143,7 @@ def test_position_deletes_under_tricky_paths(
         plan = df._jdf.queryExecution().executedPlan().toString()
         assert "BroadcastHashJoin" in plan
         assert "SortMergeJoin" not in plan
+        assert ("_floe_drow" in plan) == (not by_path)
 
 
 def test_position_deletes_of_files_spark_spells_alike_match_by_a_literal_list(
