@@ -201,7 +201,7 @@ class DeleteJoins:
             row_key = F.col(ROW_POS_COLUMN) * _FILE_SLOTS + literal_lookup(ROW_FILE_COLUMN, files, numbers)
             deleted = dels.where(F.col("_floe_dpos").between(0, _MAX_NUMBERED_POSITION)).select(
                 (F.col("_floe_dpos") * _FILE_SLOTS + literal_lookup("_floe_dkey", files, numbers)).alias("_floe_drow")
-            )  # (no file holds 2^59 rows: a larger position names no row, and would overflow the key)
+            )  # (no file holds 2^53 rows: a larger position names no row, and would overflow the key)
             return df.join(F.broadcast(deleted), row_key == F.col("_floe_drow"), "left_anti")
         same_pos = F.col(ROW_POS_COLUMN) == F.col("_floe_dpos")
         same_file = F.col(ROW_FILE_COLUMN) == F.col("_floe_dkey")
