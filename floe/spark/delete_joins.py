@@ -213,7 +213,7 @@ class DeleteJoins:
                 ))
             if local_rows:
                 keys = _numbered_keys(pa.concat_tables(local_rows), files)
-                parts.append(self.spark.createDataFrame(pa.table({"_floe_drow": keys})))
+                parts.append(driver_frame(self.spark, {"_floe_drow": keys}))
             deleted = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
             return df.join(F.broadcast(deleted), row_key == F.col("_floe_drow"), "left_anti")
         if local_rows:
