@@ -39,7 +39,7 @@ from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_columns
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
-from floe.spark.driver_rows import INLINE_ENTRIES, driver_frame, literal_lookup, looked_up
+from floe.spark.driver_rows import driver_frame, literal_lookup, looked_up
 from floe.spark.file_uris import file_relation, reported_uris
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema
@@ -65,9 +65,10 @@ BROADCAST_DELETE_ROWS = 200_000
 # (measured on local[2], a 2M-row read: 200k delete rows 0.92 s read by Spark, 1.33 s from the driver;
 # 20k rows 0.67 s either way; and numbered, as a long key each: 0.68 s read by Spark, 0.90 s from the driver).
 DRIVER_DELETE_ROWS = 20_000
-# Data files with position deletes up to which a scan numbers them in the plan (a literal map: see
-# driver_rows.INLINE_ENTRIES) and keys their rows by position and number in one long.
-NUMBERED_FILES = INLINE_ENTRIES
+# Data files with position deletes up to which a scan numbers them in the plan and keys their rows by
+# position and number in one long. Every row of the part looks its path up among the numbered files' (a
+# literal map: compared in turn, ~5 ns each for paths that share their folder), so they stay few.
+NUMBERED_FILES = 4
 # Delete rows up to which deletes of numbered files are broadcast: a long each (measured on local[2], 10M
 # rows with 1M deleted: read in 1.8-2.1 s broadcast, 2.5-2.8 s shuffled with their paths).
 BROADCAST_NUMBERED_ROWS = 2_000_000
@@ -189,9 +190,9 @@ class DeleteJoins:
         # Deleted rows are few next to the data: a broadcast hash join then spares sorting every data row.
         delete_rows = sum(e.data_file.record_count for e in (*entries.values(), *vectors.values()))
         files = sorted({*targets.values(), *(self.uri_of(path) for path in vectors)})
-        numbered = len(files) <= NUMBERED_FILES
-        small = delete_rows <= (BROADCAST_NUMBERED_ROWS if numbered else BROADCAST_DELETE_ROWS)
-        numbered = numbered and small
+        few_files = len(files) <= NUMBERED_FILES
+        small = delete_rows <= (BROADCAST_NUMBERED_ROWS if few_files else BROADCAST_DELETE_ROWS)
+        numbered = few_files and small
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None
         if entries and delete_rows <= DRIVER_DELETE_ROWS:  # a few: read on the driver, sparing Spark a job

@@ -120,8 +120,7 @@ def test_position_deletes_under_tricky_paths(
         monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
     # Rows are keyed by position and their file's number in the plan (few files), else by position and path.
     by_path = path in ("spark-read-broadcast-by-path", "spark-read-shuffled")
-    if by_path:
-        monkeypatch.setattr(delete_joins, "NUMBERED_FILES", 0)
+    monkeypatch.setattr(delete_joins, "NUMBERED_FILES", 0 if by_path else len(TRICKY))
     if path == "spark-read-shuffled":  # and many: both sides are joined on (file, position) after a shuffle
         monkeypatch.setattr(delete_joins, "BROADCAST_DELETE_ROWS", 0)
     # The delete rows' files are matched to the scan's by a literal IN list (paths spelled alike), a literal
