@@ -29,7 +29,7 @@ from pyspark.sql import types as T
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
 
-__all__ = ["file_relation", "listed_on_driver", "reported_uris", "spark_location"]
+__all__ = ["file_relation", "reported_uris", "spark_location"]
 
 
 def spark_location(location: str) -> str:
@@ -50,7 +50,7 @@ _DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 
 
 @contextmanager
-def listed_on_driver(spark: SparkSession, paths: int) -> Iterator[None]:
+def _listed_on_driver(spark: SparkSession, paths: int) -> Iterator[None]:
     """Let a relation over ``paths`` explicit files be created without Spark's listing job.
 
     Spark lists more than 32 paths with a job of one task per path (measured: 2-5 s for 960 files, against
@@ -81,10 +81,10 @@ _FEW_PATHS = 32
 
 def file_relation(spark: SparkSession, fmt: str, schema: T.StructType | str, locations: Sequence[str]) -> DataFrame:
     """Spark's ``fmt`` (parquet or orc) relation over the files at ``locations``, with ``schema``, listed on
-    the driver (see :func:`listed_on_driver`)."""
+    the driver (see :func:`_listed_on_driver`)."""
     paths = [spark_location(x) for x in locations]
     reader = spark.read.format(fmt).schema(schema)
-    with listed_on_driver(spark, len(paths)):
+    with _listed_on_driver(spark, len(paths)):
         if len(paths) <= _FEW_PATHS or any(_SEPARATOR in p for p in paths):
             return reader.load(paths)
         jvm = spark._jvm
