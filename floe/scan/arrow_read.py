@@ -59,6 +59,7 @@ __all__ = [
     "name_mapping_of",
     "orc_schema_with_ids",
     "position_delete_columns",
+    "position_delete_fields",
     "read_data_file",
     "read_task_rows",
     "read_task_to_arrow",
@@ -246,17 +247,28 @@ def position_delete_columns(table: pa.Table, *, location: str) -> tuple[pa.Chunk
     Raises:
         ReadError: the file has neither the reserved ids nor columns named ``file_path`` and ``pos``.
     """
+    path_i, pos_i = position_delete_fields(table.schema, location=location)
+    return table.column(path_i).cast(pa.string()), table.column(pos_i).cast(pa.int64())
+
+
+def position_delete_fields(schema: pa.Schema, *, location: str) -> tuple[int, int]:
+    """Indexes of the ``file_path`` and ``pos`` columns of a position delete file's schema: by reserved id,
+    else by name.
+
+    Raises:
+        ReadError: the file has neither the reserved ids nor columns named ``file_path`` and ``pos``.
+    """
     by_id: dict[int, int] = {}
-    for i, f in enumerate(table.schema):
+    for i, f in enumerate(schema):
         raw = (f.metadata or {}).get(FIELD_ID_KEY)
         if raw is not None:
             by_id[int(raw)] = i
-    names = {n.lower(): i for i, n in enumerate(table.column_names)}
+    names = {n.lower(): i for i, n in enumerate(schema.names)}
     path_i = by_id.get(POSITION_DELETE_FILE_PATH_ID, names.get("file_path"))
     pos_i = by_id.get(POSITION_DELETE_POS_ID, names.get("pos"))
     if path_i is None or pos_i is None:
-        raise ReadError(f"Position delete file {location} has no file_path/pos columns ({table.column_names})")
-    return table.column(path_i).cast(pa.string()), table.column(pos_i).cast(pa.int64())
+        raise ReadError(f"Position delete file {location} has no file_path/pos columns ({schema.names})")
+    return path_i, pos_i
 
 
 def deleted_positions_of(ctx: ReadContext, task: FileScanTask) -> np.ndarray | None:

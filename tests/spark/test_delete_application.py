@@ -314,6 +314,7 @@ def test_position_delete_files_without_ids_or_with_binary_paths(
 ) -> None:
     if spark_reads_deletes:
         monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
+        monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
     schema = Schema(NestedField(1, "id", LongType()))
     cat = HadoopCatalog("c", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")

@@ -109,14 +109,20 @@ def _table_with_position_deletes(cat: HadoopCatalog, names: list[str]) -> tuple[
 
 
 @pytest.mark.parametrize("path", [
-    "driver-read", "spark-read-broadcast", "spark-read-literal-map", "spark-read-joined-map",
-    "spark-read-broadcast-by-path", "spark-read-shuffled",
+    "bitmap", "bitmap-too-wide", "driver-read", "spark-read-broadcast", "spark-read-literal-map",
+    "spark-read-joined-map", "spark-read-broadcast-by-path", "spark-read-shuffled",
 ])
 @pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative-warehouse"])
 def test_position_deletes_under_tricky_paths(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative: bool, path: str
 ) -> None:
-    if path != "driver-read":  # as if the deletes were more: Spark reads the delete files
+    # Deletes of a few files are a bitmap in the plan, unless their positions span too many words for one
+    # (then the rows the driver read are joined)...
+    if path == "bitmap-too-wide":
+        monkeypatch.setattr("floe.spark.position_bitmaps.MAX_BITMAP_WORDS", 0)
+    elif path != "bitmap":  # ... or are too many for the driver to read
+        monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
+    if not path.startswith(("bitmap", "driver-read")):  # as if the deletes were more: Spark reads the delete files
         monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
     # Rows are keyed by position and their file's number in the plan (few files), else by position and path.
     by_path = path in ("spark-read-broadcast-by-path", "spark-read-shuffled")
@@ -138,8 +144,11 @@ def test_position_deletes_under_tricky_paths(
     assert sorted(r["id"] for r in df.collect()) == expected
     assert sorted(r["id"] for r in floe.spark.read(spark, t, filter="id >= 20").collect()) == [x for x in expected if x >= 20]
     assert df.count() == len(expected)
-    if path != "spark-read-shuffled":  # (a shuffled join of few rows may become a broadcast at run time)
-        plan = df._jdf.queryExecution().executedPlan().toString()
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    if path == "bitmap":  # no join: a filter reading one array, a subquery over a local relation
+        assert "Join" not in plan
+        assert "LocalTableScan [_floe_deleted_words" in plan
+    elif path != "spark-read-shuffled":  # (a shuffled join of few rows may become a broadcast at run time)
         assert "BroadcastHashJoin" in plan
         assert "SortMergeJoin" not in plan
         assert ("_floe_drow" in plan) == (not by_path)
@@ -151,6 +160,7 @@ def test_position_deletes_of_files_spark_spells_alike_match_by_a_literal_list(
     """With paths Spark spells as the manifests do (a file: URI warehouse), the delete rows read by Spark
     are kept to the scan's files by a literal IN list in the plan: no relation joined to map them."""
     monkeypatch.setattr(delete_joins, "DRIVER_DELETE_ROWS", 0)
+    monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
     t, expected = _table_with_position_deletes(HadoopCatalog("test", warehouse=f"file:{tmp_path / 'wh'}"),
                                                ["a.parquet", "b.parquet", "c.parquet"])
     df = floe.spark.read(spark, t)

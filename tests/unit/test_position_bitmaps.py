@@ -1,0 +1,60 @@
+"""Deleted positions of a few data files packed into 64-bit words (floe.spark.position_bitmaps): each
+file's words apart, bit pos % 64 of word pos // 64, rows naming no scanned file or no row left out, and no
+bitmap past the size limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from floe.spark import position_bitmaps
+from floe.spark.position_bitmaps import pack_positions
+
+
+def _rows(pairs: list[tuple[str, int]]) -> pa.Table:
+    return pa.table({"_floe_dkey": [f for f, _ in pairs], "_floe_dpos": pa.array([p for _, p in pairs], pa.int64())})
+
+
+def _deleted(bitmap: position_bitmaps.PositionBitmap, file: int) -> set[int]:
+    words = bitmap.words[bitmap.bases[file]:bitmap.bases[file] + bitmap.lengths[file]]
+    return {64 * w + b for w, word in enumerate(words.tolist()) for b in range(64) if word >> b & 1}
+
+
+def test_each_file_gets_its_own_words_with_bits_at_word_edges() -> None:
+    a, b = "file:/w/a.parquet", "file:/w/b.parquet"
+    rows = _rows([(b, 1), (a, 0), (a, 63), (a, 64), (b, 1), (a, 200), (b, 127), (b, 128)])
+    bitmap = pack_positions(rows, [a, b])
+    assert bitmap is not None
+    assert bitmap.lengths == [4, 3] and bitmap.bases == [0, 4]
+    assert bitmap.words.dtype == np.uint64
+    assert _deleted(bitmap, 0) == {0, 63, 64, 200}
+    assert _deleted(bitmap, 1) == {1, 127, 128}
+    assert int(bitmap.words[0]) == 1 | 1 << 63  # bit 63 is the word's sign bit in Spark's longs
+
+
+def test_rows_naming_no_scanned_file_or_no_row_are_left_out() -> None:
+    a, b = "file:/w/a.parquet", "file:/w/b.parquet"
+    bitmap = pack_positions(_rows([(a, 5), ("file:/w/other.parquet", 3), (a, -1), (b, 7)]), [a, b, "file:/w/c.parquet"])
+    assert bitmap is not None
+    assert _deleted(bitmap, 0) == {5} and _deleted(bitmap, 1) == {7}
+    assert bitmap.lengths[2] == 0
+
+
+def test_positions_beyond_the_limit_give_no_bitmap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(position_bitmaps, "MAX_BITMAP_WORDS", 4)
+    a, b = "file:/w/a.parquet", "file:/w/b.parquet"
+    assert pack_positions(_rows([(a, 255)]), [a]) is not None
+    assert pack_positions(_rows([(a, 256)]), [a]) is None  # one position past 4 words
+    assert pack_positions(_rows([(a, 255), (b, 64)]), [a, b]) is None  # 4 + 2 words in all
+    assert pack_positions(_rows([(a, 2**62)]), [a]) is None
+
+
+def test_dictionary_encoded_keys_in_several_chunks_are_numbered_like_strings() -> None:
+    a, b = "file:/w/a.parquet", "file:/w/b.parquet"
+    chunks = [pa.DictionaryArray.from_arrays(pa.array([1, 0, 1], pa.int32()), pa.array([a, b])),
+              pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array(["file:/w/other.parquet"]))]
+    rows = pa.table({"_floe_dkey": pa.chunked_array(chunks), "_floe_dpos": pa.chunked_array([[3, 4, 70], [9]], pa.int64())})
+    bitmap = pack_positions(rows, [a, b])
+    assert bitmap is not None
+    assert _deleted(bitmap, 0) == {4} and _deleted(bitmap, 1) == {3, 70}
