@@ -37,7 +37,7 @@ from floe.errors import ReadError, UnsupportedError
 from floe.expressions.to_spark_sql import spark_string
 from floe.io.fileio import FileIO
 from floe.io.puffin import read_deletion_vector
-from floe.scan.arrow_read import position_delete_columns, position_delete_fields
+from floe.scan.arrow_read import position_delete_fields
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
 from floe.spark.driver_rows import driver_frame, literal_lookup, looked_up
@@ -109,11 +109,10 @@ def file_field(f: NestedField, name: str) -> T.StructField:
     return T.StructField(name, sf.dataType, True, {FIELD_ID_METADATA_KEY: f.field_id})
 
 
-def read_position_delete_rows(io: FileIO, location: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
-    """``(file_path, pos)`` of a Parquet position delete file, read on the driver."""
-    with io.new_input(location).open() as fo:
-        table = pq.ParquetFile(fo).read()
-    return position_delete_columns(table, location=location)
+def read_position_delete_rows(io: FileIO, location: str) -> tuple[pa.Array, pa.Array]:
+    """``(file_path, pos)`` of a Parquet position delete file, read on the driver, the paths as strings."""
+    paths, positions = _read_position_keys(io, location)
+    return paths.cast(pa.string()), positions
 
 
 def _read_position_keys(io: FileIO, location: str) -> tuple[pa.DictionaryArray, pa.Array]:
