@@ -57,7 +57,7 @@ from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.types import IntegerType, LongType, NestedField, StructType
 
-__all__ = ["BITMAP_DELETE_ROWS", "BROADCAST_DELETE_ROWS", "BROADCAST_EQUALITY_ROWS", "BROADCAST_NUMBERED_ROWS", "DRIVER_DELETE_ROWS", "NUMBERED_FILES", "DeleteJoins", "file_field", "read_position_delete_rows"]
+__all__ = ["BITMAP_DELETE_ROWS", "BROADCAST_DELETE_ROWS", "BROADCAST_EQUALITY_ROWS", "BROADCAST_NUMBERED_ROWS", "DRIVER_DELETE_ROWS", "DRIVER_ROWS", "NUMBERED_FILES", "DeleteJoins", "file_field", "read_position_delete_rows"]
 
 # Delete rows (delete-file rows + deletion-vector positions, from the manifests' record counts) up to which
 # the deletes are broadcast to every task (a hash join, no sort of the data rows): ~150 bytes each.
