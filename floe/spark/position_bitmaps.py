@@ -18,10 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from floe.expressions.to_spark_sql import spark_string
+from floe.spark.driver_rows import long_array_subquery
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 
 __all__ = ["MAX_BITMAP_WORDS", "PositionBitmap", "file_numbers", "pack_positions", "undeleted"]
@@ -29,8 +30,6 @@ __all__ = ["MAX_BITMAP_WORDS", "PositionBitmap", "file_numbers", "pack_positions
 # Words (8 bytes, 64 positions each) up to which the bitmap is built: 8 MB, every position below 64M in
 # total over the files. Farther positions take the hash join (they name rows of larger files, or no row).
 MAX_BITMAP_WORDS = 1 << 20
-_WORDS_SCHEMA = '{"type":"struct","fields":[{"name":"_floe_deleted_words","type":{"type":"array","elementType":"long",' \
-                '"containsNull":false},"nullable":false,"metadata":{}}]}'
 
 
 @dataclass(frozen=True)
@@ -91,21 +90,6 @@ def undeleted(spark: SparkSession, bitmap: PositionBitmap) -> Column:
     if not branches:
         return F.lit(True)
     index = F.expr(f"CASE {' '.join(branches)} END")
-    bit = F.call_function("shiftright", F.get(_words_subquery(spark, bitmap.words), index),
+    bit = F.call_function("shiftright", F.get(long_array_subquery(spark, bitmap.words), index),
                           F.expr(f"int({quoted(ROW_POS_COLUMN)} & 63)"))
     return F.coalesce(bit.bitwiseAND(1), F.lit(0)) == 0
-
-
-def _words_subquery(spark: SparkSession, words: np.ndarray) -> Column:
-    """``words`` as an array<bigint> scalar subquery: the bytes cross py4j in one call, become a ``long[]``
-    in the JVM, and the row a local relation (Spark collects it without a job)."""
-    jvm = spark._jvm
-    assert jvm is not None
-    longs = jvm.java.nio.LongBuffer.allocate(len(words))
-    longs.put(jvm.java.nio.ByteBuffer.wrap(bytearray(words.astype(">u8").tobytes())).asLongBuffer())  # big-endian
-    values = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 1)  # type: ignore[union-attr]
-    values[0] = longs.array()
-    rows = jvm.java.util.ArrayList()
-    rows.add(jvm.org.apache.spark.sql.RowFactory.create(values))
-    session = spark._jsparkSession
-    return DataFrame(session.createDataFrame(rows, session.parseDataType(_WORDS_SCHEMA)), spark).scalar()

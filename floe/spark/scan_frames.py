@@ -360,7 +360,7 @@ class _Builder:
             df = self._apply_identity_fills(df)
             # Position deletes never reach here (ORC has no row index: such files go to the driver).
             deletes = self._deletes()
-            df = deletes.apply_equality(deletes.with_sequence(df), self._delete_footers)
+            df = deletes.apply_equality([deletes.with_sequence(df)], self._delete_footers)
             df = df.drop(_FILE)
         return [self._finish(df)], rest
 
@@ -449,11 +449,7 @@ class _Builder:
         parts :meth:`DeleteJoins.split_for_equality` reads apart)."""
         deletes = self._deletes()
         parts = [tasks] if self.with_position else deletes.split_for_equality()
-        rows = [self._part_rows(part, deletes) for part in parts]
-        df = rows[0]
-        for more in rows[1:]:
-            df = df.unionByName(more)
-        df = deletes.apply_equality(df, self._delete_footers)
+        df = deletes.apply_equality([self._part_rows(part, deletes) for part in parts], self._delete_footers)
         if self.with_position:
             df = self._manifest_paths(df)
         return self._finish(df)

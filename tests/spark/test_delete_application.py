@@ -20,7 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from _delete_oracle import canon, reference_rows
+from _delete_files import assert_every_read_path as _assert_every_read_path
+from _delete_files import write_equality_delete
+from _delete_oracle import reference_rows
 from _respell import respelled_copy
 from pyspark.sql import SparkSession
 
@@ -62,10 +64,6 @@ _JAVA_SETUP = [
 JAVA_TABLES = ("mor", "part_granularity", "dv")
 
 
-def _rows(arrow: pa.Table, schema: Schema) -> list[tuple[Any, ...]]:
-    return sorted((tuple(canon(r[f.name], f.field_type) for f in schema.fields) for r in arrow.to_pylist()), key=repr)
-
-
 def _folder(table_dir: Path) -> FolderTable:
     return open_table_folder(table_dir)
 
@@ -75,15 +73,6 @@ def _expected(table_dir: Path) -> list[tuple[Any, ...]]:
     snapshot = ft.metadata.current_snapshot()
     assert snapshot is not None
     return sorted(reference_rows(ft, snapshot, ft.metadata.schema()), key=repr)
-
-
-def _assert_every_read_path(spark: SparkSession, table: Any, location: str, expected: list[tuple[Any, ...]]) -> None:
-    """floe.spark.read, format("iceberg") split into small tasks, and to_arrow all return ``expected``."""
-    schema = table.metadata.schema()
-    assert _rows(floe.spark.read(spark, table).toArrow(), schema) == expected, "floe.spark.read"
-    assert _rows(table.scan().to_arrow(), schema) == expected, "to_arrow"
-    via_source = spark.read.format("iceberg").option("split-size", "4096").load(location)
-    assert _rows(via_source.toArrow(), schema) == expected, 'format("iceberg")'
 
 
 @pytest.fixture(scope="module")
@@ -202,16 +191,8 @@ _MAPPING = '[{"field-id": 1, "names": ["id"]}, {"field-id": 2, "names": ["k", "k
 
 def _write_delete(table: Table, name: str, rows: pa.Table, *, equality_ids: tuple[int, ...], partition: tuple[Any, ...],
                   spec_id: int, with_ids: bool = True, schema: Schema = _SCHEMA) -> None:
-    folder = Path(to_local_path(table.location())) / "data"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    if with_ids:
-        ids = {f.name: f.field_id for f in schema.fields}
-        rows = rows.cast(pa.schema([f.with_metadata({b"PARQUET:field_id": str(ids[f.name]).encode()}) for f in rows.schema]))
-    pq.write_table(rows, path)
-    f = data_file_from_footer(pq.read_metadata(path), location=str(path), file_size=path.stat().st_size,
-                              schema=schema, properties={}, partition=partition, spec_id=spec_id)
-    table.new_row_delta().add_deletes(f.with_changes(content=FileContent.EQUALITY_DELETES, equality_ids=equality_ids)).commit()
+    write_equality_delete(table, name, rows, schema=schema, equality_ids=equality_ids, partition=partition,
+                          spec_id=spec_id, with_ids=with_ids)
 
 
 def _data(ids: list[int | None], ks: list[int | None], p: str) -> pa.Table:

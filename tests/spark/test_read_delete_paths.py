@@ -147,7 +147,7 @@ def test_position_deletes_under_tricky_paths(
     plan = df._jdf.queryExecution().executedPlan().toString()
     if path == "bitmap":  # no join: a filter reading one array, a subquery over a local relation
         assert "Join" not in plan
-        assert "LocalTableScan [_floe_deleted_words" in plan
+        assert "LocalTableScan [_floe_words" in plan
     elif path != "spark-read-shuffled":  # (a shuffled join of few rows may become a broadcast at run time)
         assert "BroadcastHashJoin" in plan
         assert "SortMergeJoin" not in plan
