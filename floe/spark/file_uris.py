@@ -29,7 +29,21 @@ from pyspark.sql import types as T
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
 
-__all__ = ["file_relation", "reported_uris", "spark_location"]
+__all__ = ["file_relation", "reads_each_file_whole", "reported_uris", "spark_location"]
+
+
+def reads_each_file_whole(spark: SparkSession, sizes: Sequence[int]) -> bool:
+    """Whether Spark's file source reads each file of one relation of files of ``sizes`` (bytes) in a single
+    task: none is longer than the split size Spark computes for the relation (its
+    ``FilePartition.maxSplitBytes``: the largest split, bounded by the bytes per core, open costs counted)."""
+    if not sizes:
+        return True
+    conf = spark._jsparkSession.sessionState().conf()
+    open_cost = int(conf.filesOpenCostInBytes())
+    minimum = conf.filesMinPartitionNum()
+    partitions = int(minimum.get()) if minimum.isDefined() else int(spark._jsparkSession.leafNodeDefaultParallelism())
+    per_core = sum(size + open_cost for size in sizes) // max(partitions, 1)
+    return max(sizes) <= min(int(conf.filesMaxPartitionBytes()), max(open_cost, per_core))
 
 
 def spark_location(location: str) -> str:

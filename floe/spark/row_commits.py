@@ -8,6 +8,7 @@ one Spark job writes both in Iceberg Java.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -19,6 +20,7 @@ from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.scan.tasks import FileScanTask
 from floe.spark.deletion_vectors import write_deletion_vectors
+from floe.spark.file_uris import reads_each_file_whole
 from floe.spark.position_deletes import (
     ScopedDeletes,
     deleted_positions,
@@ -185,12 +187,25 @@ def file_scoped_deletes(task: FileScanTask) -> list[DataFile]:
     return [e.data_file for e in task.deletes if e.data_file.referenced_data_file == path]
 
 
-def rewrite_distribution(table: Table, rows: DataFrame, command: str) -> tuple[DataFrame, dict[str, str]]:
+def _one_relation(rows: DataFrame) -> bool:
+    """The rows come from one file relation (no union of parts, no relation in a subquery): plans print a
+    file source's relation as ``Relation [columns] format`` (other relations carry a prefix: LocalRelation)."""
+    return len(re.findall(r"(?<![A-Za-z])Relation \[", str(rows._jdf.queryExecution().optimizedPlan().toString()))) == 1
+
+
+def _file_sizes(tasks: Sequence[FileScanTask]) -> list[int]:
+    return list({t.data_file.file_path: t.data_file.file_size_in_bytes for t in tasks}.values())
+
+
+def rewrite_distribution(
+    table: Table, rows: DataFrame, command: str, tasks: Sequence[FileScanTask] = ()
+) -> tuple[DataFrame, dict[str, str]]:
     """The rows of a copy-on-write rewrite and the write options distributing them as Iceberg Java does.
 
     DELETE and UPDATE (``write.<command>.distribution-mode``, default ``hash``) cluster the rows of an
     unpartitioned table by the file they come from (``range``: ordered by file and position), so each
-    rewritten file is written by one task and not scattered into many small ones; a partitioned table's
+    rewritten file is written by one task and not scattered into many small ones (by the read itself when
+    ``tasks``' files are read by one relation that splits none of them); a partitioned table's
     rows are clustered by partition by the write itself. MERGE distributes its rows as an INSERT does:
     ``write.merge.distribution-mode``, else ``hash`` when partitioned, else the table's write mode (none
     for an unsorted unpartitioned table: no shuffle after the join)."""
@@ -210,6 +225,10 @@ def rewrite_distribution(table: Table, rows: DataFrame, command: str) -> tuple[D
     if mode == "none" or partitioned or (mode == "range" and ordered) or ROW_FILE_COLUMN not in rows.columns:
         return rows, {"distribution-mode": mode}
     if mode == "hash":
+        if tasks and _one_relation(rows) and reads_each_file_whole(rows.sparkSession, _file_sizes(tasks)):
+            # Spark's read already holds each file's rows in one task: they are clustered by file without a
+            # shuffle (measured on local[2], a 1% DELETE of 2M rows in 2 files: the shuffle cost ~0.45 s of 1.5)
+            return rows, {"distribution-mode": "none"}
         return rows.repartition(F.col(ROW_FILE_COLUMN)), {"distribution-mode": "none"}
     by = [F.col(c) for c in (ROW_FILE_COLUMN, ROW_POS_COLUMN) if c in rows.columns]
     return rows.repartitionByRange(*by), {"distribution-mode": "none"}

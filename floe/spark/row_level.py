@@ -206,7 +206,7 @@ def delete_rows(
     if partial:
         positioned = all(_natively_positioned(t) for t in partial)
         rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=positioned), target_alias)
-        rows, write_options = rewrite_distribution(table, rows.where(f"NOT coalesce(({condition}), false)"), "DELETE")
+        rows, write_options = rewrite_distribution(table, rows.where(f"NOT coalesce(({condition}), false)"), "DELETE", partial)
         keep = rows.select(*(F.col(quoted(f.name)) for f in table.schema().fields))
     rewrite_commit(table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr,
                     snapshot_properties=props, branch=branch, write_options=write_options)
@@ -310,7 +310,7 @@ def update_rows(
         updated = rows.select(*cols)
     else:
         located = [F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN)] if positioned else []
-        distributed, write_options = rewrite_distribution(table, rows.select(*cols, *located), "UPDATE")
+        distributed, write_options = rewrite_distribution(table, rows.select(*cols, *located), "UPDATE", tasks)
         updated = distributed.select(*(F.col(quoted(f.name)) for f in schema.fields))
     if mor:
         # Both writes read the matching rows: cached, the table is scanned once (as Java's one delta write).

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow.parquet as pq
 import pytest
 
 from floe.errors import CommitConflictError, ValidationError
@@ -245,3 +246,45 @@ def test_copy_on_write_rewrites_are_distributed_as_iceberg_java_does(
         assert "RepartitionByExpression" in plan and ROW_FILE_COLUMN in plan.splitlines()[0]
     else:
         assert "RepartitionByExpression" in plan and ROW_POS_COLUMN in plan.splitlines()[0]
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["files-read-whole", "files-split"])
+def test_copy_on_write_delete_clusters_by_file_without_a_shuffle_when_the_read_splits_no_file(
+    session: SqlSession, spark: SparkSession, split: bool
+) -> None:
+    """Each rewritten file's rows stay in one task, so they land in one new file: without a shuffle when Spark
+    reads every file in one task, by a shuffle on the file when it splits one (a split size far below the
+    files' sizes)."""
+    from floe.spark.file_uris import reads_each_file_whole
+    from floe.spark.read import dataframe_for_scan
+    from floe.spark.row_commits import rewrite_distribution
+
+    name = f"cow_whole_{int(split)}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    for lo in (0, 5000):  # two files, ids 0-4999 and 5000-9999
+        session.sql(f"INSERT INTO {name} SELECT id, repeat('x', 40) FROM range({lo}, {lo + 5000}, 1, 1)")
+    table = session.catalog().load_table(("db", name))  # type: ignore[attr-defined]
+    tasks = list(table.scan().plan_files())
+    assert len(tasks) == 2
+    sizes = [t.data_file.file_size_in_bytes for t in tasks]
+    key = "spark.sql.files.maxPartitionBytes"
+    before = spark.conf.get(key)
+    if split:
+        spark.conf.set(key, str(min(sizes) // 3))
+    try:
+        assert reads_each_file_whole(spark, sizes) is not split
+        read = dataframe_for_scan(spark, table.scan(), tasks, with_position=True)
+        out, _ = rewrite_distribution(table, read, "DELETE", tasks)
+        assert ("RepartitionByExpression" in out._jdf.queryExecution().logical().toString()) is split
+        session.sql(f"DELETE FROM {name} WHERE id % 100 = 7")
+    finally:
+        spark.conf.set(key, before)
+    holding = {True: 0, False: 0}  # old file (ids below 5000 or not) -> new files holding its rows
+    total = 0
+    for task in table.refresh().scan().plan_files():
+        ids = pq.read_table(to_local_path(task.data_file.file_path), columns=["id"]).column("id").to_pylist()
+        total += len(ids)
+        for old in {i < 5000 for i in ids}:
+            holding[old] += 1
+    assert holding == {True: 1, False: 1} and total == 9900  # each old file's rows went to one new file
+    assert rows(session, f"SELECT count(*) FROM {name} WHERE id % 100 = 7") == [(0,)]
