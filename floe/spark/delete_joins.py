@@ -23,7 +23,7 @@ compare strings exactly and never guess a spelling.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -43,7 +43,8 @@ from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_fields
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
-from floe.spark.driver_rows import driver_frame, literal_lookup, long_array_subquery, looked_up
+from floe.spark.driver_rows import driver_frame, literal_lookup, long_array_frame, looked_up
+from floe.spark.equality_array_cache import ArrayCache
 from floe.spark.equality_arrays import (
     OTHER_KEY_TYPES,
     DeleteKeys,
@@ -98,6 +99,7 @@ BROADCAST_EQUALITY_ROWS = 1_000_000
 # Equality delete rows up to which the driver reads them to apply them as an array over one integral key
 # column (floe.spark.equality_arrays), when their keys fit one.
 ARRAY_EQUALITY_ROWS = 4_000_000
+_ARRAYS: ArrayCache[_KeyArray] = ArrayCache()
 # Delete rows the driver holds: a data file's URI (as its rows carry it; few distinct, so dictionary-encoded)
 # and a position.
 DRIVER_ROWS = pa.schema([pa.field("_floe_dkey", pa.dictionary(pa.int32(), pa.string())), pa.field("_floe_dpos", pa.int64())])
@@ -210,6 +212,7 @@ class DeleteJoins:
     _sets: list[_EqualitySet] | None = field(default=None, init=False)
     _array: _KeyArray | None = field(default=None, init=False)
     _array_decided: bool = field(default=False, init=False)
+    _array_key: Hashable = field(default=None, init=False)
 
     def _check_parquet(self, entries: Sequence[ManifestEntry]) -> None:
         bad = next((e for e in entries if e.data_file.file_format != FileFormat.PARQUET), None)
@@ -470,7 +473,8 @@ class DeleteJoins:
         if packed is not None:
             column = quoted(self.names[packed.key.field_id])
             others = [quoted(self.names[f.field_id]) for f in packed.others]
-            words = long_array_subquery(self.spark, packed.array.words)  # one subquery: evaluated once
+            array = packed.array  # one subquery for every part: evaluated once
+            words = _ARRAYS.words(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.words))
             return _union([
                 drop_deleted(df, packed.array, words, column, others, "_floe_seq").drop("_floe_seq") for df in parts
             ])
@@ -556,27 +560,44 @@ class DeleteJoins:
         if sum(e.data_file.record_count for e in live) > ARRAY_EQUALITY_ROWS:
             return None
         self._check_parquet(live)
+        # Named by the delete files (never rewritten in place), the key's columns and the ranks' inputs.
+        cache_key = (
+            tuple(sorted((e.data_file.file_path, e.data_file.file_size_in_bytes, e.sequence_number or 0) for e in live)),
+            tuple((f.field_id, str(f.field_type), f.required) for f in fields), key.field_id,
+        )
+        self._array_key = cache_key
+        return _ARRAYS.get_or_pack(cache_key, lambda: self._read_and_pack(live, key, others))
+
+    def _read_and_pack(
+        self, live: list[ManifestEntry], key: NestedField, others: list[NestedField]
+    ) -> tuple[_KeyArray | None, int, bool]:
+        """(the packed array or None, its bytes, whether every file had field ids: a name mapping would
+        be an input the cache key does not name)."""
         with ThreadPoolExecutor(8) as pool:
-            tables = list(pool.map(lambda e: self._read_equality_keys(e, [key, *others]), live))
+            read = list(pool.map(lambda e: self._read_equality_keys(e, [key, *others]), live))
+        tables = [t for t, _ in read]
+        by_ids = all(ids for _, ids in read)
         if not tables:  # every delete older than every data file: nothing to drop
             empty = pack_equality([], [()])
-            return None if empty is None else _KeyArray(empty, key, [])
+            return (None if empty is None else _KeyArray(empty, key, [])), 0, True
         rows = pa.concat_tables(tables)
         if rows.column(0).null_count:  # a null key matches rows no array holds: the join applies them
-            return None
-        index, values = other_value_sets(rows.select(list(range(1, len(fields)))), others)
+            return None, 0, by_ids
+        index, values = other_value_sets(rows.select(list(range(1, 1 + len(others)))), others)
         if index is None:
-            return None
+            return None, 0, by_ids
         ends = np.cumsum([t.num_rows for t in tables]).tolist()
         array = pack_equality([
             DeleteKeys(e.sequence_number or 0, t.column(0).to_numpy(), index[end - t.num_rows:end])
             for e, t, end in zip(live, tables, ends, strict=True)
         ], values)
-        return None if array is None else _KeyArray(array, key, others)
+        if array is None:
+            return None, 0, by_ids
+        return _KeyArray(array, key, others), array.words.nbytes, by_ids
 
-    def _read_equality_keys(self, entry: ManifestEntry, fields: list[NestedField]) -> pa.Table:
+    def _read_equality_keys(self, entry: ManifestEntry, fields: list[NestedField]) -> tuple[pa.Table, bool]:
         """Columns ``fields`` of an equality delete file (by field id, else by mapped name), read by pyarrow,
-        in the types :func:`~floe.spark.equality_arrays.driver_arrow_type` gives."""
+        in the types :func:`~floe.spark.equality_arrays.driver_arrow_type` gives, and whether by field id."""
         location = self.location_of(entry.data_file.file_path)
         with self.io.new_input(location).open() as fo:
             footer = pq.ParquetFile(fo)
@@ -591,7 +612,7 @@ class DeleteJoins:
             table = footer.read(columns=[names[f.field_id] for f in fields])
         return pa.table({
             f"_floe_eq{f.field_id}": table.column(i).cast(driver_arrow_type(f)) for i, f in enumerate(fields)
-        })
+        }), bool(by_id)
 
     def _key_field(self, field_id: int) -> NestedField:
         f = self.read_schema.find_field_or_none(field_id)

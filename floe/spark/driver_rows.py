@@ -20,7 +20,7 @@ from pyspark.sql import types as T
 from floe.expressions.to_spark_sql import spark_string
 from floe.spark.row_columns import quoted
 
-__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "literal_lookup", "long_array_subquery", "looked_up"]
+__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "long_array_subquery", "looked_up"]
 
 # Keys up to which a lookup is a literal map in the plan (:func:`looked_up`) rather than a
 # relation joined by broadcast: the relation is a Spark job of its own (about 0.05 s with its scheduling),
@@ -68,11 +68,16 @@ _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint"}
 
 
 def long_array_subquery(spark: SparkSession, words: np.ndarray) -> Column:
-    """``words`` (64-bit) as an array<bigint> scalar subquery over a one-row local relation: Spark collects
-    it once per query without a job, and plans print the subquery rather than its values (the SQL status
+    """``words`` (64-bit) as an array<bigint> scalar subquery (:func:`long_array_frame`'s)."""
+    return long_array_frame(spark, words).scalar()
+
+
+def long_array_frame(spark: SparkSession, words: np.ndarray) -> DataFrame:
+    """``words`` (64-bit) as a one-row local relation of an array<bigint>, used as a scalar subquery: Spark
+    collects it once per query without a job, and plans print the subquery rather than its values (the SQL status
     store keeps the plans' text). Shipped as Arrow (through a file, and kept as Spark's binary row format:
     for 10 MB, 0.03-0.09 s to build and 0.12 s a query, against 0.15-0.3 s and 0.15-0.2 s for a ``long[]``
     through py4j, which Spark boxes element by element)."""
     values = pa.array([np.ascontiguousarray(words).view(np.int64)], pa.list_(pa.field("element", pa.int64(), nullable=False)))
     schema = pa.schema([pa.field(_LONG_ARRAY, values.type, nullable=False)])
-    return spark.createDataFrame(pa.table([values], schema=schema)).scalar()
+    return spark.createDataFrame(pa.table([values], schema=schema))

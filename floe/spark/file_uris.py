@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from urllib.parse import unquote, urlsplit
@@ -69,8 +70,17 @@ def _listed_on_driver(spark: SparkSession, paths: int) -> Iterator[None]:
 
     Spark lists more than 32 paths with a job of one task per path (measured: 2-5 s for 960 files, against
     0.2 s listed on the driver). Floe hands Spark files it already knows from the manifests, so there is
-    nothing to discover: the threshold is raised while the relation is created, then restored.
+    nothing to discover: the threshold is raised while the relation is created, then restored (one
+    relation at a time: concurrent rewrites of file groups create theirs from several threads).
     """
+    with _LISTING_CONF:
+        yield from _threshold_raised(spark, paths)
+
+
+_LISTING_CONF = threading.Lock()
+
+
+def _threshold_raised(spark: SparkSession, paths: int) -> Iterator[None]:
     conf = spark.conf
     before = conf.get(_DISCOVERY_THRESHOLD, None)
     if before is not None and int(before) >= paths:

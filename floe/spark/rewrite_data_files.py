@@ -36,6 +36,7 @@ from floe.maintenance.sort_order_arg import SortTerm, ZOrder, parse_sort_order
 from floe.maintenance.zorder import interleave_bits, ordered_bytes
 from floe.spark._write_layout import hidden_partition_columns
 from floe.spark.configure import attach
+from floe.spark.group_rewrites import rewrite_groups
 from floe.spark.read import dataframe_for_scan
 from floe.spark.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spark.write import USE_TABLE_ORDERING_OPTION, write_files
@@ -245,10 +246,11 @@ def _run(
 
     def run(batch: list[RewriteGroup]) -> list[tuple[RewriteGroup, list[DataFile]]]:
         nonlocal removed
-        done: list[tuple[RewriteGroup, list[DataFile]]] = []
+        done = rewrite_groups(
+            batch, lambda g: _rewrite_group(session, table, plan, g, mode, order),
+            concurrency=plan.options.max_concurrent_file_group_rewrites, io=table.io,
+        )
         try:
-            for group in batch:
-                done.append((group, _rewrite_group(session, table, plan, group, mode, order)))
             removed += commit_rewrite(table, plan, done)
         except CommitStateUnknownError:
             raise  # the commit may have landed: its files must stay

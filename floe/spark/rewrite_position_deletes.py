@@ -30,6 +30,7 @@ from floe.maintenance.rewrite_position_deletes import (
 from floe.spark.configure import attach
 from floe.spark.delete_joins import read_position_delete_rows
 from floe.spark.file_uris import file_relation
+from floe.spark.group_rewrites import rewrite_groups
 from floe.spark.position_deletes import write_position_deletes
 from floe.spark.storage import configure_native_s3, spark_reaches
 from floe.spark.worker_read import files_in_workers
@@ -90,10 +91,11 @@ def rewrite_position_delete_files(
     attach(session)
 
     def run(batch: list[RewriteGroup]) -> list[tuple[RewriteGroup, list[DataFile]]]:
-        done: list[tuple[RewriteGroup, list[DataFile]]] = []
+        done = rewrite_groups(
+            batch, lambda g: _rewrite_group(session, table, plan, g),
+            concurrency=plan.options.max_concurrent_file_group_rewrites, io=table.io,
+        )
         try:
-            for group in batch:
-                done.append((group, _rewrite_group(session, table, plan, group)))
             commit_position_delete_rewrite(table, plan, done)
         except CommitStateUnknownError:
             raise

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable
 from decimal import Decimal
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from pyspark import SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -123,6 +125,14 @@ def ensure_workers_import_floe(spark: SparkSession) -> None:
     sc = getattr(spark, "sparkContext", None)
     if sc is None:  # Spark Connect: the server's workers must have floe installed
         return
+    with _SHIPPING:  # concurrent group rewrites call this from several threads
+        _ship_floe(sc)
+
+
+_SHIPPING = threading.Lock()
+
+
+def _ship_floe(sc: SparkContext) -> None:
     app = sc.applicationId
     if app in _SHIPPED_APPS:
         return

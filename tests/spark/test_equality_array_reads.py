@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.io.table_folder import FolderTable, PathMapper
-from floe.spark import equality_arrays
+from floe.spark import delete_joins, equality_arrays
 from floe.spec.schema import Schema
 from floe.spec.types import DateType, IntegerType, LongType, NestedField, StringType
 from floe.table.table import Table
@@ -132,3 +132,32 @@ def test_an_optional_key_takes_the_array_until_a_delete_names_null(spark: SparkS
     t = delete("eq-null.parquet", [None])  # null matches null (spec): the join applies it
     assert_every_read_path(spark, t, t.location(), [(1, "a"), (3, "c")])
     assert "LeftAnti" in _plan(floe.spark.read(spark, t))
+
+
+def test_the_packed_array_is_kept_for_reads_of_the_same_delete_files(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read again, the same delete files are not read and packed again (floe.spark.equality_array_cache);
+    a new delete file makes a new array, and files without field ids (read through the name mapping, an
+    input the cache does not name) are packed at every read."""
+    packs: list[int] = []
+    pack = delete_joins.DeleteJoins._read_and_pack
+
+    def counted(self: delete_joins.DeleteJoins, live: Any, key: Any, others: Any) -> Any:
+        packs.append(len(live))
+        return pack(self, live, key, others)
+
+    monkeypatch.setattr(delete_joins.DeleteJoins, "_read_and_pack", counted)
+    t = _table(tmp_path)
+    t = _delete(t, "eq-a.parquet", _rows([-3, 5], [None, _DAY], ["it's", "it's"]))
+    for _ in range(2):
+        assert sorted(r[0] for r in floe.spark.read(spark, t).collect()) == [i for i in range(-3, 13) if i not in (-3, 5)]
+    assert packs == [1]
+    t = _delete(t, "eq-b.parquet", _rows([7], [_DAY], ["it's"]))
+    for _ in range(2):
+        assert sorted(r[0] for r in floe.spark.read(spark, t).collect()) == [i for i in range(-3, 13) if i not in (-3, 5, 7)]
+    assert packs == [1, 2]
+    t = _delete(t, "eq-c-no-ids.parquet", _rows([10], [_DAY], ["it's"]), with_ids=False)
+    for _ in range(2):
+        assert sorted(r[0] for r in floe.spark.read(spark, t).collect()) == [i for i in range(-3, 13) if i not in (-3, 5, 7, 10)]
+    assert packs == [1, 2, 3, 3]

@@ -8,6 +8,8 @@ remove_orphan_files' guard and prefix handling, and compute_table_stats' Puffin 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -95,6 +97,40 @@ def test_rewrite_data_files_max_files_to_rewrite_limits(session: SqlSession) -> 
         "'max-files-to-rewrite', '4'))",
     )
     assert result.rows[0][0] == 4
+
+
+def _jobs_between(spark: SparkSession, t0: float, t1: float) -> list[tuple[float, float]]:
+    """(start, end) epoch seconds of the Spark jobs submitted in [t0, t1]."""
+    store = spark.sparkContext._jsc.sc().statusStore()  # type: ignore[union-attr]
+    out = []
+    it = store.jobsList(None).iterator()
+    while it.hasNext():
+        job = it.next()
+        sub, end = job.submissionTime(), job.completionTime()
+        if sub.isDefined() and end.isDefined() and t0 <= sub.get().getTime() / 1000 <= t1:
+            out.append((sub.get().getTime() / 1000, end.get().getTime() / 1000))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_rewrite_data_files_groups_run_as_concurrent_jobs(session: SqlSession, spark: SparkSession, concurrency: int) -> None:
+    """max-concurrent-file-group-rewrites: the partitions' groups are Spark jobs running at the same time
+    (one at a time with 1); the rows and the files per partition are the same either way."""
+    name = f"cg{concurrency}"
+    session.sql(f"DROP TABLE IF EXISTS {name}")
+    session.sql(f"CREATE TABLE {name} (id BIGINT, category STRING) USING iceberg PARTITIONED BY (category)")
+    for i in range(3):
+        session.sql(f"INSERT INTO {name} SELECT id, concat('c', CAST(id % 4 AS STRING)) FROM range({i * 1000}, {(i + 1) * 1000})")
+    before = run(session, f"SELECT * FROM {name} ORDER BY id").rows
+    t0 = time.time()
+    result = run(session, f"CALL floe.system.rewrite_data_files(table => 'db.{name}', options => map("
+                 f"'min-input-files', '2', 'max-concurrent-file-group-rewrites', '{concurrency}'))")
+    jobs = _jobs_between(spark, t0, time.time())
+    assert result.rows[0][:2] == (12, 4)
+    assert run(session, f"SELECT * FROM {name} ORDER BY id").rows == before
+    assert [len([f for f in data_files(table(session, name)) if f"category=c{p}" in f]) for p in range(4)] == [1] * 4
+    overlapping = any(b[0] < a[1] for a, b in itertools.pairwise(jobs))
+    assert overlapping == (concurrency > 1), jobs
 
 
 def test_rewrite_data_files_unknown_option_refused(session: SqlSession) -> None:
