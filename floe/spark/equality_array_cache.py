@@ -71,10 +71,6 @@ class ArrayCache(Generic[A]):
                 entry.frames[id(spark)] = (spark, frame)
         return frame.scalar()
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
     def _evict(self) -> None:
         total = sum(e.size for e in self._entries.values())
         while total > self.max_bytes and self._entries:
