@@ -3,7 +3,8 @@
 A group that compacts into one file is one Spark task; run one after another, a table of many such
 groups (one per partition, typically) keeps a single core busy. Java's actions submit up to
 ``max-concurrent-file-group-rewrites`` groups at once (default 5) and Spark shares the cores between their
-jobs; so does this, from driver threads (PySpark pins each to a JVM thread).
+jobs; so does this, from driver threads (PySpark pins each to a JVM thread) that carry the calling
+thread's local properties and tags (a job group, a scheduler pool, a description the user set).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
+
+from pyspark.sql import SparkSession
+from pyspark.util import inheritable_thread_target
 
 from floe.io.fileio import FileIO
 from floe.spec.manifest import DataFile
@@ -21,13 +25,19 @@ G = TypeVar("G")
 
 
 def rewrite_groups(
-    groups: Sequence[G], rewrite: Callable[[G], list[DataFile]], *, concurrency: int, io: FileIO
+    groups: Sequence[G],
+    rewrite: Callable[[G], list[DataFile]],
+    *,
+    concurrency: int,
+    io: FileIO,
+    spark: SparkSession | None = None,
 ) -> list[tuple[G, list[DataFile]]]:
     """Each group with the files ``rewrite`` wrote for it, in the order of ``groups``; at most
     ``concurrency`` groups run at once.
 
     On a failure no further group starts; once the running ones end, every file written is deleted and the
-    first error is raised.
+    first error is raised. With ``spark``, the groups' threads take the calling thread's local properties
+    and tags.
     """
     if concurrency <= 1 or len(groups) <= 1:
         done: list[tuple[G, list[DataFile]]] = []
@@ -38,6 +48,8 @@ def rewrite_groups(
             io.delete_many([f.file_path for _, files in done for f in files])
             raise
         return done
+    if spark is not None:
+        rewrite = inheritable_thread_target(spark)(rewrite)  # captured here, in the calling thread
     with ThreadPoolExecutor(min(concurrency, len(groups)), thread_name_prefix="floe-rewrite") as pool:
         futures: list[Future[list[DataFile]]] = [pool.submit(rewrite, g) for g in groups]
         wait(futures, return_when=FIRST_EXCEPTION)

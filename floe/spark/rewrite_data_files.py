@@ -248,7 +248,7 @@ def _run(
         nonlocal removed
         done = rewrite_groups(
             batch, lambda g: _rewrite_group(session, table, plan, g, mode, order),
-            concurrency=plan.options.max_concurrent_file_group_rewrites, io=table.io,
+            concurrency=plan.options.max_concurrent_file_group_rewrites, io=table.io, spark=session,
         )
         try:
             removed += commit_rewrite(table, plan, done)

@@ -93,7 +93,7 @@ def rewrite_position_delete_files(
     def run(batch: list[RewriteGroup]) -> list[tuple[RewriteGroup, list[DataFile]]]:
         done = rewrite_groups(
             batch, lambda g: _rewrite_group(session, table, plan, g),
-            concurrency=plan.options.max_concurrent_file_group_rewrites, io=table.io,
+            concurrency=plan.options.max_concurrent_file_group_rewrites, io=table.io, spark=session,
         )
         try:
             commit_position_delete_rewrite(table, plan, done)

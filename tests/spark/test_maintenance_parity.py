@@ -99,8 +99,8 @@ def test_rewrite_data_files_max_files_to_rewrite_limits(session: SqlSession) -> 
     assert result.rows[0][0] == 4
 
 
-def _jobs_between(spark: SparkSession, t0: float, t1: float) -> list[tuple[float, float]]:
-    """(start, end) epoch seconds of the Spark jobs submitted in [t0, t1]."""
+def _jobs_between(spark: SparkSession, t0: float, t1: float) -> list[tuple[float, float, str | None]]:
+    """(start, end) epoch seconds and job group of the Spark jobs submitted in [t0, t1]."""
     store = spark.sparkContext._jsc.sc().statusStore()  # type: ignore[union-attr]
     out = []
     it = store.jobsList(None).iterator()
@@ -108,7 +108,8 @@ def _jobs_between(spark: SparkSession, t0: float, t1: float) -> list[tuple[float
         job = it.next()
         sub, end = job.submissionTime(), job.completionTime()
         if sub.isDefined() and end.isDefined() and t0 <= sub.get().getTime() / 1000 <= t1:
-            out.append((sub.get().getTime() / 1000, end.get().getTime() / 1000))
+            group = job.jobGroup()
+            out.append((sub.get().getTime() / 1000, end.get().getTime() / 1000, str(group.get()) if group.isDefined() else None))
     return sorted(out)
 
 
@@ -123,9 +124,15 @@ def test_rewrite_data_files_groups_run_as_concurrent_jobs(session: SqlSession, s
         session.sql(f"INSERT INTO {name} SELECT id, concat('c', CAST(id % 4 AS STRING)) FROM range({i * 1000}, {(i + 1) * 1000})")
     before = run(session, f"SELECT * FROM {name} ORDER BY id").rows
     t0 = time.time()
-    result = run(session, f"CALL floe.system.rewrite_data_files(table => 'db.{name}', options => map("
-                 f"'min-input-files', '2', 'max-concurrent-file-group-rewrites', '{concurrency}'))")
+    spark.sparkContext.setJobGroup(f"maintenance-{name}", "compaction")  # the groups' threads take it too
+    try:
+        result = run(session, f"CALL floe.system.rewrite_data_files(table => 'db.{name}', options => map("
+                     f"'min-input-files', '2', 'max-concurrent-file-group-rewrites', '{concurrency}'))")
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
     jobs = _jobs_between(spark, t0, time.time())
+    assert {g for _, _, g in jobs} == {f"maintenance-{name}"}
+    jobs = [(s, e) for s, e, _ in jobs]
     assert result.rows[0][:2] == (12, 4)
     assert run(session, f"SELECT * FROM {name} ORDER BY id").rows == before
     assert [len([f for f in data_files(table(session, name)) if f"category=c{p}" in f]) for p in range(4)] == [1] * 4
