@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.expressions.to_spark_sql import spark_string
+from floe.spark.java_classes import java_class
 from floe.spark.row_columns import quoted
 
 __all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "long_array_subquery", "looked_up"]
@@ -39,7 +40,7 @@ def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, requir
 def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
     """No rows of ``schema`` (nullability and field metadata kept) as a local relation: no job to collect."""
     session = spark._jsparkSession
-    rows = spark._jvm.java.util.ArrayList()  # type: ignore[union-attr]
+    rows = java_class(spark._jvm, "java.util.ArrayList")()
     return DataFrame(session.createDataFrame(rows, session.parseDataType(schema.json())), spark)
 
 

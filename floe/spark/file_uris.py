@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
+from floe.spark.java_classes import java_class
 
 __all__ = ["file_relation", "reads_each_file_whole", "reported_uris", "spark_location"]
 
@@ -113,7 +114,7 @@ def file_relation(spark: SparkSession, fmt: str, schema: T.StructType | str, loc
             return reader.load(paths)
         jvm = spark._jvm
         assert jvm is not None
-        array = jvm.java.util.regex.Pattern.compile(_SEPARATOR).split(_SEPARATOR.join(paths))
+        array = java_class(jvm, "java.util.regex.Pattern").compile(_SEPARATOR).split(_SEPARATOR.join(paths))
         return DataFrame(reader._jreader.load(array), spark)
 
 
@@ -125,7 +126,7 @@ def _input_files(relation: DataFrame) -> list[str]:
     jvm = relation.sparkSession._jvm
     assert jvm is not None
     # Hadoop's join takes a String[] as it is (py4j finds no Java method taking it as Object[]).
-    return str(jvm.org.apache.hadoop.util.StringUtils.join(_SEPARATOR, files)).split(_SEPARATOR)
+    return str(java_class(jvm, "org.apache.hadoop.util.StringUtils").join(_SEPARATOR, files)).split(_SEPARATOR)
 
 
 def _normal_path(path: str) -> str:

@@ -22,6 +22,7 @@ from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping
 from floe.scan.arrow_read import orc_schema_with_ids
+from floe.spark.java_classes import java_class
 from floe.spark.row_columns import quoted
 from floe.spark.types import to_spark_type
 from floe.spec.schema import Schema
@@ -202,7 +203,7 @@ def lazy_time_zones(spark: SparkSession) -> Callable[[], TimeZones]:
             session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
             jvm = spark.sparkContext._jvm
             assert jvm is not None  # a classic session (the read path needs the JVM)
-            found.append(TimeZones(session_tz, str(jvm.java.util.TimeZone.getDefault().getID())))
+            found.append(TimeZones(session_tz, str(java_class(jvm, "java.util.TimeZone").getDefault().getID())))
         return found[0]
 
     return get

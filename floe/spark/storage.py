@@ -29,6 +29,7 @@ from floe.io.fileio import (
     S3_SESSION_TOKEN,
 )
 from floe.io.locations import LOCAL_SCHEMES, S3_SCHEMES, scheme_of, split_bucket
+from floe.spark.java_classes import java_class
 
 __all__ = ["configure_native_s3", "s3a_settings", "spark_reaches"]
 
@@ -64,7 +65,8 @@ def spark_reaches(spark: SparkSession, location: str) -> bool:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     try:
-        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, spark.sparkContext._jsc.hadoopConfiguration())
+        file_systems = java_class(jvm, "org.apache.hadoop.fs.FileSystem")
+        file_systems.getFileSystemClass(scheme, spark.sparkContext._jsc.hadoopConfiguration())
         found = True
     except Py4JJavaError:  # UnsupportedFileSystemException, or ClassNotFoundException (no hadoop-aws)
         found = False

@@ -42,6 +42,7 @@ from pyspark.sql import types as T
 
 import floe
 from floe.errors import UnsupportedError
+from floe.spark.java_classes import java_class
 from floe.spark.types import to_spark_type
 from floe.spec.partitioning import PartitionField
 from floe.spec.schema import Schema
@@ -159,10 +160,11 @@ def murmur3_seed0(col: Column) -> Column | None:
     jvm = _jvm_session()
     if jvm is None:
         return None
-    utils = jvm.org.apache.spark.sql.classic.ExpressionUtils
+    utils = java_class(jvm, "org.apache.spark.sql.classic.ExpressionUtils")
     expr = utils.expression(col._jc)
-    children = jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.ArrayList([expr])).toSeq()
-    hashed = jvm.org.apache.spark.sql.catalyst.expressions.Murmur3Hash(children, 0)
+    exprs = java_class(jvm, "java.util.ArrayList")([expr])
+    children = java_class(jvm, "scala.jdk.javaapi.CollectionConverters").asScala(exprs).toSeq()
+    hashed = java_class(jvm, "org.apache.spark.sql.catalyst.expressions.Murmur3Hash")(children, 0)
     return Column(utils.column(hashed))
 
 

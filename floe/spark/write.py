@@ -58,6 +58,7 @@ from floe.spark._write_layout import decode_partition_dirs, hidden_partition_col
 from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach
 from floe.spark.file_uris import spark_location
+from floe.spark.java_classes import java_class
 from floe.spark.storage import configure_native_s3, spark_reaches
 from floe.spark.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
@@ -113,8 +114,8 @@ def _known_not_null(col: Column) -> Column:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         return col
-    utils = jvm.org.apache.spark.sql.classic.ExpressionUtils
-    expr = jvm.org.apache.spark.sql.catalyst.expressions.KnownNotNull(utils.expression(col._jc))
+    utils = java_class(jvm, "org.apache.spark.sql.classic.ExpressionUtils")
+    expr = java_class(jvm, "org.apache.spark.sql.catalyst.expressions.KnownNotNull")(utils.expression(col._jc))
     return Column(utils.column(expr))
 
 

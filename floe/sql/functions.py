@@ -179,9 +179,9 @@ def _marker_arguments(spark: SparkSession, df: DataFrame) -> dict[int, list[ArgI
     jvm: Any = spark._jvm
     if jvm is None:
         raise NotImplementedError("Iceberg functions need a classic Spark session (not Spark Connect)")
-    conv = jvm.scala.jdk.javaapi.CollectionConverters
-    subquery = jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.expressions.SubqueryExpression")
-    pretty = getattr(getattr(jvm.org.apache.spark.sql.catalyst.util, "package$"), "MODULE$")
+    conv = getattr(jvm, "scala.jdk.javaapi.CollectionConverters")  # one round trip (floe.spark.java_classes)
+    subquery = getattr(jvm, "java.lang.Class").forName("org.apache.spark.sql.catalyst.expressions.SubqueryExpression")
+    pretty = getattr(getattr(jvm, "org.apache.spark.sql.catalyst.util.package$"), "MODULE$")
     found: dict[int, list[ArgInfo]] = {}
     plans = [df._jdf.queryExecution().analyzed()]
     while plans:
