@@ -443,15 +443,10 @@ class DeleteJoins:
             df = df.withColumn("_floe_seq", F.lit(None).cast("long"))
             return df if self.key_implies_partition() else df.withColumn("_floe_pkey", F.lit(None).cast("int"))
         if not self.equality_needs_file(tasks):  # one sequence number, partitions implied by keys
-            sequence = F.lit(sequence_of(tasks[0].data_sequence_number)).cast("long")
-            if packed is None:
-                # Not a literal for the anti-join: Spark would fold it into the join, push the comparison
-                # into the delete side and prune its sequence column, so this part and the others would
-                # build two broadcasts of the same delete rows. A non-deterministic term keeps the
-                # comparison here (it adds zero); the price is that the query's filters stop above it
-                # (Spark pushes no filter through a non-deterministic projection) instead of reaching
-                # the scan. The array's test takes the literal, and the filters reach the scan.
-                sequence = sequence + F.spark_partition_id().cast("long") * 0
+            # Not a literal: Spark would fold it into the anti-join, push the comparison into the delete
+            # side and prune its sequence column, so this part and the others would build two broadcasts
+            # of the same delete rows. A non-deterministic term keeps the comparison here (it adds zero).
+            sequence = F.lit(sequence_of(tasks[0].data_sequence_number)) + F.spark_partition_id().cast("long") * 0
             return df.withColumn("_floe_seq", sequence)
         columns = {
             "_floe_k2": pa.array([self.uri_of(t.data_file.file_path) for t in mine], pa.string()),

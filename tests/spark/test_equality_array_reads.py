@@ -161,19 +161,3 @@ def test_the_packed_array_is_kept_for_reads_of_the_same_delete_files(
     for _ in range(2):
         assert sorted(r[0] for r in floe.spark.read(spark, t).collect()) == [i for i in range(-3, 13) if i not in (-3, 5, 7, 10)]
     assert packs == [1, 2, 3, 3]
-
-
-def test_the_query_filters_reach_the_scan_of_the_oldest_files(spark: SparkSession, tmp_path: Path) -> None:
-    """The oldest files (one sequence number) carry their rank as a literal, so a query's filter is pushed
-    into their Parquet scan (row groups skipped by their statistics) as into every other part's; a
-    non-deterministic rank, which the anti-join needs, would stop it above the array's test."""
-    t = _table(tmp_path)
-    t = _delete(t, "eq-a.parquet", _rows([-3, 5], [None, _DAY], ["it's", "it's"]))
-    t.append(_rows([4], [_DAY], [None], "again"))
-    t = t.refresh()
-    df = floe.spark.read(spark, t).where("id > 3")
-    assert "LocalRelation [_floe_words" in _plan(df)
-    plan = str(df._jdf.queryExecution().executedPlan().toString())
-    scans = [line for line in plan.split("\n") if "FileScan parquet" in line]
-    assert len(scans) == 2 and all("GreaterThan(id,3)" in s for s in scans), plan
-    assert sorted(r[0] for r in df.collect()) == [4, 4, 6, 7, 8, 9, 10, 11, 12]
