@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
+from floe.spark.file_status_log import loggable_uri, status_log_folder
 from floe.spark.java_classes import java_class
 
 __all__ = ["file_relation", "reads_each_file_whole", "reported_uris", "spark_location"]
@@ -104,11 +105,34 @@ _SEPARATOR = "\u0000"
 _FEW_PATHS = 32
 
 
-def file_relation(spark: SparkSession, fmt: str, schema: T.StructType | str, locations: Sequence[str]) -> DataFrame:
-    """Spark's ``fmt`` (parquet or orc) relation over the files at ``locations``, with ``schema``, listed on
-    the driver (see :func:`_listed_on_driver`)."""
+# Floe's reads must fail when a file of the table is missing or unreadable, whatever the session says:
+# a skipped delete file would bring deleted rows back in silence (Spark reads these options per relation).
+_NEVER_SKIP = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
+
+
+def file_relation(
+    spark: SparkSession,
+    fmt: str,
+    schema: T.StructType | str,
+    locations: Sequence[str],
+    sizes: Sequence[int] | None = None,
+) -> DataFrame:
+    """Spark's ``fmt`` (parquet or orc) relation over the files at ``locations``, with ``schema``.
+
+    With ``sizes`` (bytes, from the manifests) and more than a few files, Spark is handed the files' statuses
+    (:mod:`floe.spark.file_status_log`) and looks none up; otherwise it lists them on the driver (see
+    :func:`_listed_on_driver`). A missing or corrupt file fails the read either way.
+    """
     paths = [spark_location(x) for x in locations]
-    reader = spark.read.format(fmt).schema(schema)
+    reader = spark.read.format(fmt).schema(schema).options(**_NEVER_SKIP)
+    if sizes is not None and len(paths) > _FEW_PATHS:
+        # Each file once (Spark's own listing keeps one status per path; a log would read a repeat twice).
+        statuses = {loggable_uri(p): n for p, n in zip(paths, sizes, strict=True)}
+        if None not in statuses:
+            with status_log_folder([(u, n) for u, n in statuses.items() if u is not None]) as folder:
+                if folder is not None:
+                    # No partition columns inferred from the files' folders (``k=v``): Floe fills its own.
+                    return reader.option("recursiveFileLookup", "true").load(folder)
     with _listed_on_driver(spark, len(paths)):
         if len(paths) <= _FEW_PATHS or any(_SEPARATOR in p for p in paths):
             return reader.load(paths)
