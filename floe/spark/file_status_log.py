@@ -43,10 +43,12 @@ def loggable_uri(location: str) -> str | None:
 
 
 @contextmanager
-def status_log_folder(files: Sequence[tuple[str, int]]) -> Iterator[str | None]:
+def status_log_folder(files: Sequence[tuple[str, int]], compact_interval: int) -> Iterator[str | None]:
     """A local folder (as a ``file://`` URI) whose file sink log names ``files`` (URI, size in bytes),
     removed when the block ends, so create the relation inside it; None when the temporary folder's own
-    URI is not one Hadoop prints as written."""
+    URI is not one Hadoop prints as written. ``compact_interval`` is the session's
+    ``spark.sql.streaming.fileSink.log.compactInterval``: with 1, Spark looks for batch 0 as a compacted
+    log."""
     folder = tempfile.mkdtemp(prefix="floe-files-")
     try:
         if loggable_uri(folder) is None:
@@ -54,7 +56,7 @@ def status_log_folder(files: Sequence[tuple[str, int]]) -> Iterator[str | None]:
             return
         log = os.path.join(folder, "_spark_metadata")
         os.mkdir(log)
-        with open(os.path.join(log, "0"), "w", encoding="utf-8") as out:
+        with open(os.path.join(log, "0.compact" if compact_interval == 1 else "0"), "w", encoding="utf-8") as out:
             out.write(_LOG_VERSION + "\n")
             for uri, size in files:
                 status = {

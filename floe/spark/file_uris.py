@@ -108,6 +108,7 @@ _FEW_PATHS = 32
 # Floe's reads must fail when a file of the table is missing or unreadable, whatever the session says:
 # a skipped delete file would bring deleted rows back in silence (Spark reads these options per relation).
 _NEVER_SKIP = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
+_COMPACT_INTERVAL = "spark.sql.streaming.fileSink.log.compactInterval"
 
 
 def file_relation(
@@ -129,7 +130,8 @@ def file_relation(
         # Each file once (Spark's own listing keeps one status per path; a log would read a repeat twice).
         statuses = {loggable_uri(p): n for p, n in zip(paths, sizes, strict=True)}
         if None not in statuses:
-            with status_log_folder([(u, n) for u, n in statuses.items() if u is not None]) as folder:
+            interval = int(spark.conf.get(_COMPACT_INTERVAL, "10") or "10")
+            with status_log_folder([(u, n) for u, n in statuses.items() if u is not None], interval) as folder:
                 if folder is not None:
                     # No partition columns inferred from the files' folders (``k=v``): Floe fills its own.
                     return reader.option("recursiveFileLookup", "true").load(folder)

@@ -54,6 +54,20 @@ def test_many_files_with_sizes_are_handed_over_not_looked_up(spark: SparkSession
     assert _epoch_times(relation) == {True}
 
 
+@pytest.mark.parametrize("interval", ["1", "3"])
+def test_statuses_are_read_whatever_the_sessions_log_compaction_interval(
+    spark: SparkSession, tmp_path: Path, interval: str
+) -> None:
+    locations, sizes = _files(tmp_path / "d", [f"{k:03d}.parquet" for k in range(MANY)])
+    spark.conf.set("spark.sql.streaming.fileSink.log.compactInterval", interval)
+    try:
+        relation = file_relation(spark, "parquet", "x long, cat string", locations, sizes)
+    finally:
+        spark.conf.unset("spark.sql.streaming.fileSink.log.compactInterval")
+    assert sorted(r[0] for r in relation.select("x").collect()) == list(range(MANY))
+    assert _epoch_times(relation) == {True}
+
+
 def test_names_hadoop_might_respell_are_listed_by_spark(spark: SparkSession, tmp_path: Path) -> None:
     names = [f"{k:03d}.parquet" for k in range(MANY - 1)] + ["a b%41.parquet"]
     locations, sizes = _files(tmp_path / "d", names)
