@@ -3,10 +3,12 @@
 Spark's relation over explicit paths checks that each exists and asks its file system for its status: two
 calls per file on the driver (0.3-0.4 s for 2,000 local files, measured; a request each on an object
 store). Floe already knows every file and its size from the manifests, and trusts them as Iceberg Java
-does when it opens a file. Spark takes known statuses through one documented door: a folder holding a file
-sink's log (``_spark_metadata``, written by Structured Streaming's file sink and honoured by every batch
-read of that folder). So Floe writes a one-batch log naming the files into a new local folder, creates the
-relation (Spark reads the log once, when the relation is made) and removes the folder.
+does when it opens a file. Spark takes statuses it does not look up from one place: a folder holding a file
+sink's log (``_spark_metadata``, written by Structured Streaming's file sink, whose output every batch read
+of that folder takes from the log rather than from a listing). So Floe writes a one-batch log naming the
+files into a new local folder, creates the relation (Spark reads the log once, when the relation is made)
+and removes the folder. A size that is wrong fails the read (the footer is not where the size says), as it
+does in Iceberg Java.
 
 Only URIs that Hadoop would print exactly as written go into a log (letters, digits and ``._~=+,@-`` in the
 path, no empty or dot segments): the rows of such a file carry the string Floe wrote, up to the spelling of

@@ -120,13 +120,13 @@ def file_relation(
 ) -> DataFrame:
     """Spark's ``fmt`` (parquet or orc) relation over the files at ``locations``, with ``schema``.
 
-    With ``sizes`` (bytes, from the manifests) and more than a few files, Spark is handed the files' statuses
-    (:mod:`floe.spark.file_status_log`) and looks none up; otherwise it lists them on the driver (see
-    :func:`_listed_on_driver`). A missing or corrupt file fails the read either way.
+    With ``sizes`` (bytes, from the manifests) and more than a few local files of those sizes, Spark is handed
+    the files' statuses (:mod:`floe.spark.file_status_log`) and looks none up; otherwise it lists them on the
+    driver (see :func:`_listed_on_driver`). A missing or corrupt file fails the read either way.
     """
     paths = [spark_location(x) for x in locations]
     reader = spark.read.format(fmt).schema(schema).options(**_NEVER_SKIP)
-    if sizes is not None and len(paths) > _FEW_PATHS:
+    if sizes is not None and len(paths) > _FEW_PATHS and _sizes_hold(paths, sizes):
         # Each file once (Spark's own listing keeps one status per path; a log would read a repeat twice).
         statuses = {loggable_uri(p): n for p, n in zip(paths, sizes, strict=True)}
         if None not in statuses:
@@ -142,6 +142,23 @@ def file_relation(
         assert jvm is not None
         array = java_class(jvm, "java.util.regex.Pattern").compile(_SEPARATOR).split(_SEPARATOR.join(paths))
         return DataFrame(reader._jreader.load(array), spark)
+
+
+def _sizes_hold(paths: Sequence[str], sizes: Sequence[int]) -> bool:
+    """Whether every path is a local file of the size given. Spark's Parquet reader opens a file at its real
+    length but keeps to the row groups inside the size it was handed, so a short size in a manifest would
+    drop rows in silence where Iceberg Java's reader fails; local sizes are checked here (a ``stat`` is
+    microseconds from Python, where Hadoop's status costs Spark about 0.1 ms), others are left to Spark's
+    listing, as is any file missing or of another size."""
+    for path, size in zip(paths, sizes, strict=True):
+        if not path.startswith("/"):
+            return False
+        try:
+            if os.stat(path).st_size != size:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _input_files(relation: DataFrame) -> list[str]:

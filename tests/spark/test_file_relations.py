@@ -100,6 +100,18 @@ def test_a_missing_file_fails_even_when_the_session_skips_missing_files(
         spark.conf.unset("spark.sql.files.ignoreMissingFiles")
 
 
+def test_a_size_the_file_does_not_have_leaves_the_files_to_sparks_listing(spark: SparkSession, tmp_path: Path) -> None:
+    # Spark keeps to the row groups inside the size it is handed: a short size must not reach it.
+    locations, sizes = _files(tmp_path / "d", [f"{k:03d}.parquet" for k in range(MANY)])
+    big = str(tmp_path / "d" / "big.parquet")
+    pq.write_table(pa.table({"x": list(range(100, 1100)), "cat": ["big"] * 1000}), big, row_group_size=100)
+    locations.append(big)
+    sizes.append(os.path.getsize(big) // 2)
+    relation = file_relation(spark, "parquet", "x long, cat string", locations, sizes)
+    assert sorted(r[0] for r in relation.select("x").collect()) == list(range(MANY)) + list(range(100, 1100))
+    assert _epoch_times(relation) == {False}
+
+
 def test_loggable_uris() -> None:
     assert loggable_uri("s3a://bucket/warehouse/db/t/data/k=1/00000-0-a1.parquet") == (
         "s3a://bucket/warehouse/db/t/data/k=1/00000-0-a1.parquet"
