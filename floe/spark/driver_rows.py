@@ -21,7 +21,10 @@ from floe.expressions.to_spark_sql import spark_string
 from floe.spark.java_classes import java_class
 from floe.spark.row_columns import quoted
 
-__all__ = ["INLINE_ENTRIES", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "long_array_subquery", "looked_up"]
+__all__ = [
+    "INLINE_ENTRIES", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "long_array_subquery", "looked_up",
+    "spark_xxhash64",
+]
 
 # Keys up to which a lookup is a literal map in the plan (:func:`looked_up`) rather than a
 # relation joined by broadcast: the relation is a Spark job of its own (about 0.05 s with its scheduling),
@@ -82,3 +85,11 @@ def long_array_frame(spark: SparkSession, words: np.ndarray) -> DataFrame:
     values = pa.array([np.ascontiguousarray(words).view(np.int64)], pa.list_(pa.field("element", pa.int64(), nullable=False)))
     schema = pa.schema([pa.field(_LONG_ARRAY, values.type, nullable=False)])
     return spark.createDataFrame(pa.table([values], schema=schema))
+
+
+def spark_xxhash64(spark: SparkSession, values: Sequence[str]) -> list[int]:
+    """Spark's ``xxhash64`` of each string, computed by Spark on the driver (a local relation: no job)."""
+    if not values:
+        return []
+    rows = driver_frame(spark, {"v": pa.array(list(values), pa.string())}).select(F.xxhash64("v").alias("h")).collect()
+    return [int(r["h"]) for r in rows]

@@ -12,7 +12,9 @@ section 5); the read path gives each row its data file's path as the manifest sp
 file per group and task (``partitionBy`` on the group id); the driver reads the footers for full metrics
 (bounds on ``file_path`` let readers skip delete files that cannot apply; ``referenced_data_file`` is set
 when a file names one data file) and moves local files to Iceberg's layout with the ``-deletes`` suffix.
-If anything fails, every file this write created is deleted.
+If anything fails, every file this write created is deleted. Positions the driver already holds (observed
+by a change's write: :mod:`floe.spark.observed_positions`) are written by pyarrow on the driver instead, in
+the same groups and order.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import itertools
 import pickle
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -62,6 +64,7 @@ __all__ = [
     "per_file_granularity",
     "with_replaced_deletes",
     "write_position_deletes",
+    "write_position_deletes_on_driver",
 ]
 
 POSITION_DELETE_SCHEMA = Schema(
@@ -284,12 +287,13 @@ class _WorkerDeleteWriter:
     locations: LocationProvider
     operation_id: str
     groups: dict[int, tuple[int, tuple[Any, ...], str]]  # group -> (spec id, partition, partition path)
+    driver_part: int = 0  # outside a Spark task: the number in the files' names (one per concurrent writer)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        pid, tid = (ctx.partitionId(), ctx.taskAttemptId()) if ctx is not None else (0, 0)
+        pid, tid = (ctx.partitionId(), ctx.taskAttemptId()) if ctx is not None else (self.driver_part, 0)
         io = FileIO(self.io_properties)
         arrow_schema = schema_to_arrow(POSITION_DELETE_SCHEMA)
         files: list[DataFile] = []
@@ -345,6 +349,73 @@ def _write_in_workers(
         cleanup_operation_files(table, op_id, [])
         raise
     return [f for r in rows for f in pickle.loads(r["files"])]
+
+
+def write_position_deletes_on_driver(
+    table: Table, positions: Mapping[str, np.ndarray], tasks: Sequence[FileScanTask], *, per_file: bool
+) -> list[DataFile]:
+    """Write ``positions`` (data file path as its manifest spells it -> deleted positions; files of
+    ``tasks``) as position delete files with pyarrow on the driver, grouped as :func:`write_position_deletes`
+    groups them; commit nothing. For deletes the driver already holds: no Spark job, no footers read back.
+
+    Raises:
+        ValidationError: a path is not among the tasks' files. On any error every file created is deleted.
+    """
+    groups = _groups(tasks, per_file)
+    index = {g: i for i, g in enumerate(groups)}
+    by_path = {t.data_file.file_path: t.data_file for t in tasks}
+    unknown = next((p for p in positions if p not in by_path), None)
+    if unknown is not None:
+        raise ValidationError(f"Table {table.name()}: deleted positions name {unknown}, which the change did not read")
+    by_group: dict[int, list[str]] = {}
+    for path in sorted(p for p, pos in positions.items() if len(pos)):
+        by_group.setdefault(index[_group_key(by_path[path], per_file)], []).append(path)
+    if not by_group:
+        return []
+    props = dict(table.properties)
+    op_id = str(uuid.uuid4())
+    group_info = {i: (g[0], tuple(g[1]), _partition_path(table, g[0], tuple(g[1]))) for i, g in enumerate(groups)}
+
+    def rows_of(group_ids: list[int]) -> Iterator[pa.RecordBatch]:
+        for g in group_ids:
+            for path in by_group[g]:
+                pos = np.unique(positions[path].astype(np.int64, copy=False))  # sorted, as the spec asks
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([path] * len(pos), pa.string()), pa.array(pos, pa.int64()), pa.array(np.full(len(pos), g, np.int32))],
+                    names=["file_path", "pos", _GROUP],
+                )
+
+    # Groups dealt round-robin to a few writers (a file each per group: many small files write in parallel).
+    ordered = sorted(by_group)
+    shares = [ordered[k::_DRIVER_WRITERS] for k in range(min(_DRIVER_WRITERS, len(ordered)))]
+    jobs = [
+        _WorkerDeleteWriter(
+            io_properties=dict(table.io.properties), settings=ParquetSettings.from_properties(props),
+            locations=LocationProvider.for_table(table.location(), props), operation_id=op_id, groups=group_info,
+            driver_part=k,
+        )
+        for k in range(len(shares))
+    ]
+    def run(k: int) -> list[pa.RecordBatch]:
+        return list(jobs[k](rows_of(shares[k])))
+
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(run, k) for k in range(len(jobs))]
+    files: list[DataFile] = []
+    error: BaseException | None = None
+    for future in futures:  # a writer that fails deletes its own files; the others' go here
+        try:
+            files += [f for b in future.result() for f in pickle.loads(b.column(0)[0].as_py())]
+        except BaseException as e:  # noqa: BLE001 - re-raised below, once every writer's files are known
+            error = error or e
+    if error is not None:
+        table.io.delete_many([f.file_path for f in files])
+        raise error
+    return files
+
+
+# Threads writing delete files on the driver.
+_DRIVER_WRITERS = 4
 
 
 def _partition_path(table: Table, spec_id: int, partition: tuple[Any, ...]) -> str:

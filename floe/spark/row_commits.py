@@ -3,7 +3,9 @@ holding their kept rows) or a merge-on-read row delta (delete files naming rows,
 
 Both write first and commit one snapshot validated against what was committed since the change's scan; a
 failure deletes every file the change wrote. A row delta's two writes run at once (two driver threads), as
-one Spark job writes both in Iceberg Java.
+one Spark job writes both in Iceberg Java; or, when the deleted positions are few enough for the driver,
+the new rows' write observes them and the driver writes the delete files after it
+(:mod:`floe.spark.observed_positions`): one Spark job, as in Iceberg Java.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
+import numpy as np
 from pyspark import inheritable_thread_target
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -27,6 +30,7 @@ from floe.spark.position_deletes import (
     per_file_granularity,
     with_replaced_deletes,
     write_position_deletes,
+    write_position_deletes_on_driver,
 )
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.write import write_files
@@ -78,16 +82,29 @@ def row_delta_commit(
     expr: BooleanExpression | None,
     snapshot_properties: Mapping[str, str],
     branch: str | None = None,
+    observed_positions: Callable[[], Mapping[str, np.ndarray]] | None = None,
 ) -> None:
     """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
     files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
+
+    ``observed_positions`` replaces ``deleted_rows`` with positions the driver learns from the write of
+    ``new_rows`` (observed in the same Spark job: :mod:`floe.spark.observed_positions`): called after that
+    write, it returns them by data file (and may raise, before anything is committed); they are written on
+    the driver (format v2 only: the caller checks).
     """
     written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
     with deleted_on_failure(table.io, written):
-        delete_job = (lambda: _write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
-        rows_job = (lambda: write_files(table, new_rows)) if new_rows is not None else None
-        session = new_rows.sparkSession if new_rows is not None else None
-        (deletes, replaced), rows = _written_together(delete_job, rows_job, written, session)
+        if observed_positions is not None:
+            rows = write_files(table, new_rows) if new_rows is not None else []
+            written += rows
+            deletes = write_position_deletes_on_driver(table, observed_positions(), tasks, per_file=per_file_granularity(table))
+            written += deletes
+            replaced: list[DataFile] = []
+        else:
+            delete_job = (lambda: _write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
+            rows_job = (lambda: write_files(table, new_rows)) if new_rows is not None else None
+            session = new_rows.sparkSession if new_rows is not None else None
+            (deletes, replaced), rows = _written_together(delete_job, rows_job, written, session)
         if not written and not dropped:
             return  # no row matched: nothing to commit
         op = table.new_row_delta(branch=branch)

@@ -34,6 +34,7 @@ from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import session
 from floe.spark.driver_rows import empty_frame
 from floe.spark.merge_pruning import equi_keys, source_range_filter
+from floe.spark.observed_positions import ObservedPositions
 from floe.spark.position_deletes import per_file_granularity
 from floe.spark.read import dataframe_for_scan
 from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
@@ -312,7 +313,14 @@ def update_rows(
         located = [F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN)] if positioned else []
         distributed, write_options = rewrite_distribution(table, rows.select(*cols, *located), "UPDATE", tasks)
         updated = distributed.select(*(F.col(quoted(f.name)) for f in schema.fields))
-    if mor:
+    observer = _position_observer(table, spark, tasks, what) if mor else None
+    if observer is not None:
+        # One job: the updated rows' write also gathers their positions (floe.spark.observed_positions).
+        observed = observer.observe(rows, F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN), F.lit(True), F.lit(True))
+        row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=None, new_rows=observed.select(*cols),
+                          expr=expr, snapshot_properties=props, branch=branch,
+                          observed_positions=lambda: observer.positions(None, lambda: False))
+    elif mor:
         # Both writes read the matching rows: cached, the table is scanned once (as Java's one delta write).
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         try:
@@ -519,17 +527,36 @@ def _merge_on_read_once(
     ids: Mapping[str, list[int]],
 ) -> bool:
     """A merge-on-read MERGE without ``NOT MATCHED BY SOURCE``: every row it needs has a source row, so the
-    join (target scan included) runs once into a cached frame of source-sized rows, and the deleted
-    positions (grouped per target row, which checks the cardinality) and the new rows come from it."""
+    join (target scan included) runs once. When the driver may write the delete files, the new rows' write
+    observes the matched target rows (one Spark job); otherwise the join goes into a cached frame of
+    source-sized rows, and the deleted positions (grouped per target row, which checks the cardinality)
+    and the new rows come from it."""
 
     def among(kinds: tuple[str, ...]) -> Column:
         wanted = [i for k in kinds for i in ids[k]]
         return F.col(_ACTION).isin(wanted or [-1])
 
     target_row = F.col(_TID).isNotNull()
+    changed = target_row & among(("update", "delete"))
+    new_rows = (target_row & among(("update",))) | (~target_row & among(("insert",)))
+    observer = _position_observer(table, spark, tasks, what)
+    if observer is not None:
+        # One job: the new rows' write also gathers the deleted positions (floe.spark.observed_positions).
+        observed = observer.observe(joined, F.col(_RFILE), F.col(_RPOS), target_row, changed)
+        before = len(table.metadata.snapshots)
+
+        def matched_twice() -> bool:  # the metric suggested it (a retried stage counts twice): confirm
+            twice = joined.where(target_row).groupBy(_RFILE, _RPOS).count().where(F.col("count") > 1)
+            return bool(twice.limit(1).collect())
+
+        violation = _cardinality_violation(what) if check_cardinality else None
+        row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=None,
+                          new_rows=observed.where(new_rows).select(*[F.col(quoted(c)) for c in columns]),
+                          expr=AlwaysTrue(), snapshot_properties=props, branch=branch,
+                          observed_positions=lambda: observer.positions(violation, matched_twice))
+        return len(table.refresh().metadata.snapshots) != before
     joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        changed = target_row & among(("update", "delete"))
         gone: DataFrame | None
         if _merges_earlier_deletes(table, tasks):
             # The touched files' earlier delete files are read on the driver and merged into their new ones:
@@ -544,9 +571,7 @@ def _merge_on_read_once(
         else:  # no pass of its own: the delete write checks the cardinality as it groups the positions
             gone = _checked_positions(joined.where(target_row).select(_RFILE, _RPOS, changed.cast("int").alias(_CHANGED)),
                                       _cardinality_violation(what) if check_cardinality else None)
-        rows = joined.where((target_row & among(("update",))) | (~target_row & among(("insert",)))).select(
-            *[F.col(quoted(c)) for c in columns]
-        )
+        rows = joined.where(new_rows).select(*[F.col(quoted(c)) for c in columns])
         before = len(table.metadata.snapshots)
         try:
             row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=gone if tasks else None,
@@ -565,6 +590,14 @@ _CARDINALITY = "MERGE_CARDINALITY_VIOLATION"
 
 def _cardinality_violation(what: str) -> str:
     return f"{what}: a target row matches more than one source row ({_CARDINALITY})"
+
+
+def _position_observer(table: Table, spark: SparkSession, tasks: Sequence[FileScanTask], what: str) -> ObservedPositions | None:
+    """An observer of the positions a merge-on-read change deletes, when the driver may write their delete
+    files (format v2, no earlier file-scoped deletes to merge, few candidate rows); else None."""
+    if not tasks or table.format_version >= 3 or _merges_earlier_deletes(table, tasks):
+        return None
+    return ObservedPositions.for_tasks(spark, tasks, what)
 
 
 def _merges_earlier_deletes(table: Table, tasks: Sequence[FileScanTask]) -> bool:

@@ -1,0 +1,129 @@
+"""Merge-on-read MERGE and UPDATE writing their new rows and gathering its deleted positions in one Spark job
+(floe.spark.observed_positions): the delete files the driver writes, the cardinality check, and Iceberg
+Java reading the result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import floe
+import floe.spark
+from floe.errors import ValidationError
+from floe.spark.observed_positions import ObservedPositions
+from floe.spark.types import from_spark_schema
+from floe.spec.manifest import FileContent
+from floe.table.table import Table
+
+SCHEMA = "id bigint, region string, amount double"
+
+
+def _table(spark: SparkSession, warehouse: Path, **props: str) -> Table:
+    cat = floe.load_catalog("op", type="hadoop", warehouse=str(warehouse))
+    cat.create_namespace("db")
+    df = spark.createDataFrame([(i, f"r{i % 3}", float(i)) for i in range(60)], SCHEMA)
+    all_props = {"format-version": "2", "write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read", **props}
+    t = cat.create_table("db.t", schema=from_spark_schema(df.schema), properties=all_props)
+    t.append(df.repartition(4))
+    return t.refresh()
+
+
+def _rows(spark: SparkSession, table: Table) -> dict[int, tuple[str, float]]:
+    return {r["id"]: (r["region"], r["amount"]) for r in floe.spark.read(spark, table.refresh()).collect()}
+
+
+def _delete_files(table: Table) -> list[Any]:
+    """Each live delete file once (a partition-scoped one applies to several tasks)."""
+    return list({e.data_file.file_path: e for t in table.refresh().scan().plan_files() for e in t.deletes}.values())
+
+
+@pytest.mark.parametrize("granularity", ["file", "partition"])
+def test_merge_writes_driver_delete_files_that_java_reads(
+    spark: SparkSession, tmp_path: Path, jsql: Any, granularity: str
+) -> None:
+    table = _table(spark, tmp_path / "wh", **{"write.delete.granularity": granularity})
+    model = {i: (f"r{i % 3}", float(i)) for i in range(60)}
+    source = spark.createDataFrame(
+        [(i, "upd", -1.0) for i in range(0, 60, 7)] + [(i, "gone", 0.0) for i in (5, 11)] + [(100, "new", 1.0)], SCHEMA
+    )
+    assert (
+        table.merge(source, on=["id"])
+        .when_matched_delete(condition="s.region = 'gone'")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    for i in range(0, 60, 7):
+        model[i] = ("upd", -1.0)
+    for i in (5, 11):
+        model.pop(i)
+    model[100] = ("new", 1.0)
+    assert _rows(spark, table) == model
+
+    deletes = _delete_files(table)
+    assert deletes and {e.data_file.content for e in deletes} == {FileContent.POSITION_DELETES}
+    files = {e.data_file.file_path: e.data_file for e in deletes}
+    data_files = {t.data_file.file_path for t in table.scan().plan_files()}
+    for path, f in files.items():
+        assert path.endswith("-deletes.parquet")
+        rows = pq.read_table(path.removeprefix("file:")).to_pydict()
+        pairs = list(zip(rows["file_path"], rows["pos"], strict=True))
+        assert pairs == sorted(pairs)  # the spec's order: by file, then position
+        assert set(rows["file_path"]) <= data_files
+        if granularity == "file":
+            assert f.referenced_data_file == rows["file_path"][0]
+    # 9 updated + 2 deleted rows, each deleted once
+    assert sum(f.record_count for f in files.values()) == len(range(0, 60, 7)) + 2
+
+    # UPDATE takes the same way: the updated rows' write observes their positions.
+    assert table.refresh().update({"amount": "amount + 1000"}, "id % 10 = 3") is True
+    model = {k: (r, a + 1000 if k % 10 == 3 else a) for k, (r, a) in model.items()}
+    assert _rows(spark, table) == model
+    assert sum(e.data_file.record_count for e in _delete_files(table)) == len(range(0, 60, 7)) + 2 + 6
+
+    out = jsql.run(["SELECT id, region, amount FROM c.db.t ORDER BY id"], jsql.hadoop_catalog("c", tmp_path / "wh"))
+    assert {r[0]: (r[1], r[2]) for r in out[0]["rows"]} == model
+
+
+def test_unconditional_delete_may_match_a_target_row_twice(spark: SparkSession, tmp_path: Path) -> None:
+    table = _table(spark, tmp_path / "wh")
+    source = spark.createDataFrame([(3, "a", 0.0), (3, "b", 0.0), (4, "c", 0.0)], SCHEMA)
+    assert table.merge(source, on=["id"]).when_matched_delete().execute()
+    assert sorted(_rows(spark, table)) == [i for i in range(60) if i not in (3, 4)]
+    assert sum(e.data_file.record_count for e in _delete_files(table)) == 2
+
+
+def test_a_suspected_double_match_fails_only_when_confirmed(spark: SparkSession, tmp_path: Path) -> None:
+    """The metric counts matches, which a stage run again after a lost task would count twice: the driver
+    fails the change only when the confirming query finds a target row matched twice."""
+    table = _table(spark, tmp_path / "wh")
+    tasks = list(table.scan().plan_files())
+    # Every position matched twice (as if each task ran twice), position 1 of each file changed.
+    rows = [(t.data_file.file_path, p) for t in tasks for p in range(3)] * 2
+    df = spark.createDataFrame(rows, "f string, p bigint")
+    observer = ObservedPositions.for_tasks(spark, tasks, "test")
+    assert observer is not None
+    observer.observe(df, F.col("f"), F.col("p"), F.lit(True), F.col("p") == 1).write.format("noop").mode("overwrite").save()
+    positions = observer.positions("matched twice", lambda: False)  # suspected, not confirmed: no error
+    assert {path: list(pos) for path, pos in positions.items()} == {t.data_file.file_path: [1] for t in tasks}
+    with pytest.raises(ValidationError, match="matched twice"):
+        observer.positions("matched twice", lambda: True)
+
+
+def test_observer_refuses_too_many_candidate_rows(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import floe.spark.observed_positions as op
+
+    table = _table(spark, tmp_path / "wh")
+    tasks = list(table.scan().plan_files())
+    monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)
+    assert ObservedPositions.for_tasks(spark, tasks, "test") is None  # 60 rows: the Spark write path takes it
+    source = spark.createDataFrame([(1, "x", 9.0)], SCHEMA)
+    assert table.merge(source, on=["id"]).when_matched_update_all().execute()
+    assert _rows(spark, table)[1] == ("x", 9.0)
+    assert np.array([e.data_file.record_count for e in _delete_files(table)]).sum() == 1
