@@ -71,6 +71,12 @@ class ObservedPositions:
             F.count(F.when(target, F.lit(1))).alias("matches"),
         )
 
+    def run(self, observed: DataFrame) -> dict[str, np.ndarray]:
+        """Run ``observed`` (from :meth:`observe`) for its metric alone, when no write reads it (a DELETE): a
+        Spark job that reads its rows and keeps none; then the changed positions."""
+        observed.write.format("noop").mode("overwrite").save()
+        return self.positions(None, lambda: False)
+
     def positions(self, violation: str | None, matched_twice: Callable[[], bool]) -> dict[str, np.ndarray]:
         """After the action: the changed positions by data file path. With ``violation``, a target row
         matched by more than one source row raises ValidationError(violation): the metric counts matches,

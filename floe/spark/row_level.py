@@ -197,6 +197,13 @@ def delete_rows(
     if mor:
         rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=True), target_alias)
         matched = rows.where(f"({condition})")  # NULL drops the row either way; no coalesce keeps pushdown
+        observer = _position_observer(table, session, partial, what)
+        if observer is not None:  # one job with no shuffle: the scan hands the positions to the driver
+            observed = observer.observe(matched, F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN), F.lit(True), F.lit(True))
+            row_delta_commit(table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=None, new_rows=None,
+                              dropped=whole, expr=expr, snapshot_properties=props, branch=branch,
+                              observed_positions=lambda: observer.run(observed))
+            return True
         row_delta_commit(table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=matched, new_rows=None,
                           dropped=whole, expr=expr, snapshot_properties=props, branch=branch)
         return True

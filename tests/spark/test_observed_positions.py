@@ -1,6 +1,6 @@
-"""Merge-on-read MERGE and UPDATE writing their new rows and gathering its deleted positions in one Spark job
-(floe.spark.observed_positions): the delete files the driver writes, the cardinality check, and Iceberg
-Java reading the result."""
+"""Merge-on-read MERGE, UPDATE and DELETE gathering their deleted positions in the Spark job that writes
+(or reads) their rows (floe.spark.observed_positions): the delete files the driver writes, the cardinality
+check, and Iceberg Java reading the result."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _table(spark: SparkSession, warehouse: Path, **props: str) -> Table:
     cat = floe.load_catalog("op", type="hadoop", warehouse=str(warehouse))
     cat.create_namespace("db")
     df = spark.createDataFrame([(i, f"r{i % 3}", float(i)) for i in range(60)], SCHEMA)
-    all_props = {"format-version": "2", "write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read", **props}
+    all_props = {"format-version": "2", **{f"write.{op}.mode": "merge-on-read" for op in ("delete", "update", "merge")}, **props}
     t = cat.create_table("db.t", schema=from_spark_schema(df.schema), properties=all_props)
     t.append(df.repartition(4))
     return t.refresh()
@@ -86,6 +86,11 @@ def test_merge_writes_driver_delete_files_that_java_reads(
     model = {k: (r, a + 1000 if k % 10 == 3 else a) for k, (r, a) in model.items()}
     assert _rows(spark, table) == model
     assert sum(e.data_file.record_count for e in _delete_files(table)) == len(range(0, 60, 7)) + 2 + 6
+    # And DELETE: a job that only reads, observing the positions.
+    assert table.refresh().delete("id % 10 = 9") is True
+    model = {k: v for k, v in model.items() if k % 10 != 9}
+    assert _rows(spark, table) == model
+    assert sum(e.data_file.record_count for e in _delete_files(table)) == len(range(0, 60, 7)) + 2 + 6 + 6
 
     out = jsql.run(["SELECT id, region, amount FROM c.db.t ORDER BY id"], jsql.hadoop_catalog("c", tmp_path / "wh"))
     assert {r[0]: (r[1], r[2]) for r in out[0]["rows"]} == model
