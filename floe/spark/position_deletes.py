@@ -78,6 +78,7 @@ _TOUCHED = "_floe_touched"  # 1 when the change deletes some position of the row
 _STAGING_PREFIX = ".floe-staging-"  # the data writer's prefix: its cleanup knows it
 # Full bounds (not the table's truncate(16) default): readers compare the whole path (Iceberg Java agrees).
 _METRICS = {P.METRICS_MODE_DEFAULT: "full"}
+_DRIVER_WRITERS = 4  # threads writing delete files on the driver (write_position_deletes_on_driver)
 
 
 def _group_key(f: DataFile, per_file: bool) -> tuple[Any, ...]:
@@ -396,6 +397,7 @@ def write_position_deletes_on_driver(
         )
         for k in range(len(shares))
     ]
+
     def run(k: int) -> list[pa.RecordBatch]:
         return list(jobs[k](rows_of(shares[k])))
 
@@ -413,9 +415,6 @@ def write_position_deletes_on_driver(
         raise error
     return files
 
-
-# Threads writing delete files on the driver.
-_DRIVER_WRITERS = 4
 
 
 def _partition_path(table: Table, spec_id: int, partition: tuple[Any, ...]) -> str:
