@@ -62,7 +62,10 @@ class ObservedPositions:
         """``df`` observed: for each row where ``target`` holds, its ``file`` and ``pos`` and whether a clause
         ``changed`` it. The first action on the returned frame (or one derived from it) must process every
         row of ``df``: the write of rows filtered from it does."""
-        entry = F.concat_ws(",", F.xxhash64(file), pos.cast("long"), changed.cast("int"))
+        # Three fields always (concat_ws skips nulls): a position Spark left null is -1, refused below.
+        entry = F.concat_ws(
+            ",", F.xxhash64(file), F.coalesce(pos.cast("long"), F.lit(-1)), F.coalesce(changed, F.lit(False)).cast("int")
+        )
         return df.observe(
             self._observation,
             # A set: a target row matched by several source rows (allowed for an unconditional DELETE)
@@ -97,6 +100,8 @@ class ObservedPositions:
         if flat.size % 3:
             raise FloeError(f"{self._what}: the matched rows' metric is malformed; nothing was committed")
         rows = flat.reshape(-1, 3)
+        if rows.size and int(rows[:, 1].min()) < 0:
+            raise FloeError(f"{self._what}: a matched row has no position in its file; nothing was committed")
         if violation is not None and rows.size:
             distinct = np.unique(rows[:, :2], axis=0).shape[0]
             if matches > distinct and matched_twice():
