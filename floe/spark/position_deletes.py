@@ -381,8 +381,9 @@ def write_position_deletes_on_driver(
         for g in group_ids:
             for path in by_group[g]:
                 pos = np.unique(positions[path].astype(np.int64, copy=False))  # sorted, as the spec asks
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([path] * len(pos), pa.string()), pa.array(pos, pa.int64()), pa.array(np.full(len(pos), g, np.int32))],
+                yield pa.RecordBatch.from_arrays(  # path and group repeated by Arrow: no list of n strings
+                    [pa.repeat(pa.scalar(path, pa.string()), len(pos)), pa.array(pos, pa.int64()),
+                     pa.repeat(pa.scalar(g, pa.int32()), len(pos))],
                     names=["file_path", "pos", _GROUP],
                 )
 
@@ -414,7 +415,6 @@ def write_position_deletes_on_driver(
         table.io.delete_many([f.file_path for f in files])
         raise error
     return files
-
 
 
 def _partition_path(table: Table, spec_id: int, partition: tuple[Any, ...]) -> str:
