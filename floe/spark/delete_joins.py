@@ -337,14 +337,13 @@ class DeleteJoins:
             if not locs:
                 continue
             if with_ids:
-                frames.append(file_relation(self.spark, "parquet", by_id, locs, [size_at[x] for x in locs]))
+                frames.append(file_relation(self.spark, "parquet", by_id, locs, size_at))
                 continue
             names = {n.lower(): n for x in locations if not footers[x][0] for n in footers[x][1]}
             if "file_path" not in names or "pos" not in names:
                 raise ReadError(f"Table {self.table_name}: position delete file {locs[0]} has no file_path/pos columns")
             raw = file_relation(
-                self.spark, "parquet", f"`{names['file_path']}` string, `{names['pos']}` long", locs,
-                [size_at[x] for x in locs],
+                self.spark, "parquet", f"`{names['file_path']}` string, `{names['pos']}` long", locs, size_at
             )
             frames.append(raw.select(F.col(quoted(names["file_path"])).alias("file_path"), F.col(quoted(names["pos"])).alias("pos")))
         files = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
@@ -653,7 +652,7 @@ class DeleteJoins:
         for layout, locs in by_layout.items():
             if layout is None:  # field ids in the file: Spark matches the key columns by id
                 schema = T.StructType([file_field(f, f"_floe_eq{f.field_id}") for f in fields])
-                raw = file_relation(self.spark, "parquet", schema, locs, [size_at[x] for x in locs])
+                raw = file_relation(self.spark, "parquet", schema, locs, size_at)
                 part = raw
             else:  # no ids: the key columns by their names in the file (name mapping, else the schema's)
                 names = dict(layout)
@@ -667,7 +666,7 @@ class DeleteJoins:
                     T.StructField(names[f.field_id], to_spark_schema(StructType(f), for_files=True).fields[0].dataType)
                     for f in fields
                 ])
-                raw = file_relation(self.spark, "parquet", schema, locs, [size_at[x] for x in locs])
+                raw = file_relation(self.spark, "parquet", schema, locs, size_at)
                 part = raw.select(*[F.col(quoted(names[f.field_id])).alias(f"_floe_eq{f.field_id}") for f in fields])
             uris.update(reported_uris(raw, locs, table_name=self.table_name))
             frames.append(part.select("*", F.col("_metadata.file_path").alias("_floe_dfile")))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from urllib.parse import unquote, urlsplit
 
@@ -116,20 +116,23 @@ def file_relation(
     fmt: str,
     schema: T.StructType | str,
     locations: Sequence[str],
-    sizes: Sequence[int] | None = None,
+    size_of: Mapping[str, int] | None = None,
 ) -> DataFrame:
     """Spark's ``fmt`` (parquet or orc) relation over the files at ``locations``, with ``schema``.
 
-    With ``sizes`` (bytes, from the manifests) and more than a few local files of those sizes, Spark is handed
-    the files' statuses (:mod:`floe.spark.file_status_log`) and looks none up; otherwise it lists them on the
-    driver (see :func:`_listed_on_driver`). A missing or corrupt file fails the read either way.
+    With ``size_of`` (each location's bytes, from the manifests) and more than a few local files of those
+    sizes, Spark is handed the files' statuses (:mod:`floe.spark.file_status_log`) and looks none up;
+    otherwise it lists them on the driver (see :func:`_listed_on_driver`). A missing or corrupt file fails
+    the read either way.
     """
     paths = [spark_location(x) for x in locations]
     reader = spark.read.format(fmt).schema(schema).options(**_NEVER_SKIP)
-    if sizes is not None and len(paths) > _FEW_PATHS and _sizes_hold(paths, sizes):
+    if size_of is not None and len(paths) > _FEW_PATHS:
+        sizes = [size_of[x] for x in locations]
         # Each file once (Spark's own listing keeps one status per path; a log would read a repeat twice).
+        # The URIs are checked before the files are: a string match is cheaper than a stat.
         statuses = {loggable_uri(p): n for p, n in zip(paths, sizes, strict=True)}
-        if None not in statuses:
+        if None not in statuses and _sizes_hold(paths, sizes):
             interval = int(spark.conf.get(_COMPACT_INTERVAL, "10") or "10")
             with status_log_folder([(u, n) for u, n in statuses.items() if u is not None], interval) as folder:
                 if folder is not None:

@@ -51,8 +51,8 @@ def _rewrite_group(session: SparkSession, table: Table, plan: PositionDeleteRewr
     locations = [t.data_file.file_path for t in group.tasks]
     if all(spark_reaches(session, loc) for loc in locations):
         configure_native_s3(session, locations, table.io.properties)
-        sizes = [t.data_file.file_size_in_bytes for t in group.tasks]
-        rows = file_relation(session, "parquet", "file_path string, pos long", locations, sizes)
+        size_of = {t.data_file.file_path: t.data_file.file_size_in_bytes for t in group.tasks}
+        rows = file_relation(session, "parquet", "file_path string, pos long", locations, size_of)
     else:
         schema = T.StructType([T.StructField("file_path", T.StringType()), T.StructField("pos", T.LongType())])
         rows = files_in_workers(session, table.io, locations, _delete_rows, schema)

@@ -205,9 +205,6 @@ class _Builder:
         # data file manifest path -> the ``_metadata.file_path`` Spark gives its rows (asked of Spark)
         self.uris: dict[str, str] = {}
 
-    def _sizes(self, locations: list[str]) -> list[int]:
-        return [self.size_at[x] for x in locations]
-
     def _uri_of(self, path: str) -> str:
         return self.uris[path]
 
@@ -246,7 +243,7 @@ class _Builder:
     # -- data reads ---------------------------------------------------------------------------------
     def _read_parquet_by_id(self, locations: list[str], meta: tuple[str, ...]) -> DataFrame:
         schema = T.StructType([file_field(f, self.names[f.field_id]) for f in self.read_schema.fields])
-        df = file_relation(self.spark, "parquet", schema, locations, self._sizes(locations))
+        df = file_relation(self.spark, "parquet", schema, locations, self.size_at)
         if meta:
             self._learn_uris(df, locations)
         return self._with_meta(df, meta)
@@ -257,7 +254,7 @@ class _Builder:
         for f in self.read_schema.fields:
             sf = to_spark_schema(StructType(f), for_files=True).fields[0]
             fields.append(T.StructField(file_names.get(f.field_id, f"_floe_missing{f.field_id}"), _strip(sf.dataType)))
-        df = file_relation(self.spark, "parquet", T.StructType(fields), locations, self._sizes(locations))
+        df = file_relation(self.spark, "parquet", T.StructType(fields), locations, self.size_at)
         if meta:
             self._learn_uris(df, locations)
         df = self._with_meta(df, meta)
@@ -352,7 +349,7 @@ class _Builder:
         )
         df: DataFrame | None = None
         for requested, columns, locs in groups.values():
-            raw = file_relation(self.spark, "orc", requested, locs, self._sizes(locs))
+            raw = file_relation(self.spark, "orc", requested, locs, self.size_at)
             meta = []
             if need_meta:
                 self._learn_uris(raw, locs)

@@ -27,13 +27,13 @@ if TYPE_CHECKING:
 MANY = 40  # more than file_uris._FEW_PATHS
 
 
-def _files(folder: Path, names: list[str]) -> tuple[list[str], list[int]]:
+def _files(folder: Path, names: list[str]) -> tuple[list[str], dict[str, int]]:
     folder.mkdir(parents=True, exist_ok=True)
     locations = []
     for k, name in enumerate(names):
         pq.write_table(pa.table({"x": [k], "cat": [f"file-{k}"]}), str(folder / name))
         locations.append(str(folder / name))
-    return locations, [os.path.getsize(x) for x in locations]
+    return locations, {x: os.path.getsize(x) for x in locations}
 
 
 def _epoch_times(relation: DataFrame) -> set[bool]:
@@ -81,7 +81,7 @@ def test_names_hadoop_might_respell_are_listed_by_spark(spark: SparkSession, tmp
 
 def test_a_file_named_twice_is_read_once(spark: SparkSession, tmp_path: Path) -> None:
     locations, sizes = _files(tmp_path / "d", [f"{k:03d}.parquet" for k in range(MANY)])
-    relation = file_relation(spark, "parquet", "x long, cat string", locations + locations[:3], sizes + sizes[:3])
+    relation = file_relation(spark, "parquet", "x long, cat string", locations + locations[:3], sizes)
     assert sorted(r[0] for r in relation.select("x").collect()) == list(range(MANY))
 
 
@@ -106,7 +106,7 @@ def test_a_size_the_file_does_not_have_leaves_the_files_to_sparks_listing(spark:
     big = str(tmp_path / "d" / "big.parquet")
     pq.write_table(pa.table({"x": list(range(100, 1100)), "cat": ["big"] * 1000}), big, row_group_size=100)
     locations.append(big)
-    sizes.append(os.path.getsize(big) // 2)
+    sizes[big] = os.path.getsize(big) // 2
     relation = file_relation(spark, "parquet", "x long, cat string", locations, sizes)
     assert sorted(r[0] for r in relation.select("x").collect()) == list(range(MANY)) + list(range(100, 1100))
     assert _epoch_times(relation) == {False}
