@@ -36,9 +36,9 @@ def _unavailable(reason: str) -> None:
 
 
 def _shared_dir() -> Path:
-    """``shared/`` beside the repository (CI clones have it there), else /work/shared."""
+    """``shared/`` beside the repository (CI clones and worktrees have it there)."""
     beside = Path(__file__).resolve().parents[1].parent / "shared"
-    return beside if beside.is_dir() else Path("/work/shared")
+    return beside
 
 
 # -- markers -------------------------------------------------------------------------------------

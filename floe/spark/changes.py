@@ -25,7 +25,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from floe.errors import FloeError, ValidationError
+from floe.errors import FloeError, UnsupportedError, ValidationError
 from floe.io.fileio import FileIO
 from floe.spark.call_sites import without_call_sites
 from floe.spark.configure import attach
@@ -36,15 +36,16 @@ from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileContent
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
-from floe.write.commit import deleted_on_failure
+from floe.write.commit import apply_schema_changes, deleted_on_failure
 from floe.write.delta_writer import DeltaTaskWriter, change_kinds, check_upsert_keys
 from floe.write.locations import LocationProvider
 from floe.write.schema_check import check_write_schema
+from floe.write.upsert_mode import UPSERT_OPTION, check_upsert_table
 
 if TYPE_CHECKING:
     from floe.table.table import Table
 
-__all__ = ["ChangesResult", "apply_changes"]
+__all__ = ["ChangesResult", "apply_changes", "upsert_dataframe"]
 
 _OP = "__floe_op"
 _CHANGE_ERROR = re.compile(r"Changes for table [^\n]*")
@@ -235,4 +236,50 @@ def apply_changes(
     return ChangesResult(
         head.snapshot_id if head is not None else None, inserted, deleted, len(data), len(equality),
         len({f.file_path for f in positions}),
+    )
+
+
+# Options an upsert honours; any other write option is refused rather than dropped.
+_UPSERT_WRITE_OPTIONS = {"mergeschema", "merge-schema", UPSERT_OPTION, "order-column"}
+
+
+@without_call_sites()
+def upsert_dataframe(
+    table: Table,
+    df: DataFrame,
+    *,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+    options: Mapping[str, str] | None = None,
+    keys: Sequence[str] | None = None,
+) -> ChangesResult:
+    """Write ``df`` into an upsert table (floe.write.upsert_mode): each row replaces its key's row.
+
+    Rows are applied in the DataFrame's order (or by the ``order-column`` option, which is not written), the
+    last row of a key winning. ``keys``: the key columns (default: the table's identifier fields).
+
+    Raises:
+        UnsupportedError: a write option upsert mode does not honour.
+        ValidationError: see :func:`floe.write.upsert_mode.check_upsert_table` and :func:`apply_changes`.
+    """
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    unknown = sorted(k for k in opts if k.lower() not in _UPSERT_WRITE_OPTIONS)
+    if unknown:
+        raise UnsupportedError(
+            f"Upsert into table {table.name()}: write option {unknown[0]!r} is not supported in upsert mode "
+            f"(supported: {', '.join(sorted(_UPSERT_WRITE_OPTIONS))})"
+        )
+    check_upsert_table(table, "append", keys_given=bool(keys))
+    merge = opts.get("mergeSchema", opts.get("merge-schema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA)))
+    order = opts.get("order-column")
+    rows = df.drop(order) if order is not None and order in df.columns else df
+    changes = check_write_schema(
+        table.schema(), from_spark_schema(rows.schema), table_name=table.name(),
+        merge_schema=str(merge).strip().lower() == "true", format_version=table.format_version, spark_types=True,
+    )
+    apply_schema_changes(table, changes)
+    op = "__floe_upsert_op"
+    return apply_changes(
+        table, df.withColumn(op, F.lit("+I")), op_column=op, keys=keys, upsert=True, order_by=order,
+        snapshot_properties=snapshot_properties, branch=branch,
     )

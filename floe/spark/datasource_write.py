@@ -46,7 +46,7 @@ from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from floe.catalog.names import is_location, load_table_by_name, split_name
-from floe.errors import ValidationError
+from floe.errors import UnsupportedError, ValidationError
 from floe.spark.datasource_read import config_from_options, table_source
 from floe.spark.types import from_spark_schema
 from floe.spark.write import ArrowWriteTask, cleanup_operation_files
@@ -55,6 +55,7 @@ from floe.spec.sort_order import UNSORTED_ORDER_ID
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider
 from floe.write.schema_check import check_write_schema
+from floe.write.upsert_mode import UPSERT_OPTION, upsert_requested
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -113,6 +114,13 @@ class IcebergWriter(DataSourceArrowWriter):
         self.options = {str(k): str(v) for k, v in options.items()}
         self.mode, self.overwrite_filter = _mode(self.options, overwrite)
         table = resolve_table(self.options)
+        if upsert_requested(table, self.options):
+            # The data source's tasks write plain data files: an upsert needs the delta writer's key routing.
+            raise UnsupportedError(
+                f"Table {table.name()} is in upsert mode ({P.UPSERT_ENABLED} or {UPSERT_OPTION}): Spark's Python "
+                "data source cannot upsert; write through a Floe-aware session (floe.spark.attach(spark)) or "
+                "table.append(df)"
+            )
         merge = self.options.get("mergeSchema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, "false"))
         changes = check_write_schema(
             table.schema(), from_spark_schema(schema), table_name=table.name(),

@@ -8,7 +8,9 @@ newest snapshot of the same query: a batch whose epoch is not newer was committe
 a crash between the commit and Spark's own commit log) and is skipped, whichever engine committed it.
 
 Output modes: ``append`` (each batch appended); ``complete`` (each batch replaces the table's rows, as
-Iceberg Java's sink overwrites); changelogs (an ``op-column`` option) are applied as row deltas.
+Iceberg Java's sink overwrites); changelogs (an ``op-column`` option) are applied as row deltas, and so is
+every batch into an upsert table (``write.upsert.enabled``, or the ``upsert-enabled`` option): each row
+replaces its key's row, as Flink's upsert sink writes (complete mode is refused there).
 ``update`` is refused, as Iceberg Java refuses it.
 """
 
@@ -22,9 +24,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming.query import StreamingQuery
 
 from floe.errors import ValidationError
-from floe.spark.changes import apply_changes
+from floe.spark.changes import apply_changes, upsert_dataframe
 from floe.spark.write import write_dataframe
 from floe.spec import properties as P
+from floe.write.upsert_mode import check_upsert_table, upsert_requested
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -90,12 +93,7 @@ def sink_options(options: Mapping[str, object], *, table_name: str) -> SinkOptio
     # Floe's writers always fan out (one open file per partition): both values write correct files.
     upsert_raw = change.get("upsert-enabled")
     upsert = None if upsert_raw is None else P.property_bool({"upsert-enabled": upsert_raw}, "upsert-enabled", False)
-    keys = change.get("equality-field-columns")
-    if ("upsert-enabled" in change or keys or "order-column" in change) and "op-column" not in change:
-        raise ValidationError(
-            f"Streaming write to {table_name}: upsert-enabled, equality-field-columns and order-column apply to "
-            "changelogs; set op-column to the column holding +I/-U/+U/-D"
-        )
+    keys = change.get("equality-field-columns")  # without op-column: an upsert's key (checked per batch)
     return SinkOptions(
         write=write, snapshot_properties=summary, branch=write.pop("branch", None), op_column=change.get("op-column"),
         upsert=upsert, keys=tuple(k.strip() for k in keys.split(",")) if keys else None,
@@ -137,6 +135,24 @@ class StreamSink:
             raise ValidationError(f"Streaming write to {self.table_name}: a changelog (op-column) needs output mode append")
         self.output_mode = mode
 
+    def upserts(self, table: Table) -> bool:
+        """Whether rows without an operation column are upserted into ``table``; refuses what cannot be.
+
+        Raises:
+            ValidationError / UnsupportedError: an upsert the table cannot take (no key, v1, complete mode),
+                or upsert options on a table that is not upserted.
+        """
+        o = self.options
+        upsert = o.upsert if o.upsert is not None else upsert_requested(table)
+        if upsert:
+            check_upsert_table(table, "append" if self.output_mode == "append" else "overwrite", keys_given=bool(o.keys))
+        elif o.order_column is not None or o.keys is not None:
+            raise ValidationError(
+                f"Streaming write to {self.table_name}: equality-field-columns and order-column apply to changelogs "
+                "(op-column) and upserts; this table is not in upsert mode"
+            )
+        return upsert
+
     def __call__(self, batch: DataFrame, epoch_id: int) -> None:
         spark = batch.sparkSession
         query_id = spark.sparkContext.getLocalProperty(_QUERY_ID_PROPERTY)
@@ -154,6 +170,15 @@ class StreamSink:
                 table, batch, op_column=o.op_column, keys=o.keys, upsert=o.upsert, order_by=o.order_column,
                 snapshot_properties=summary, branch=o.branch,
             )
+            return
+        if self.upserts(table):
+            # An upsert table (or upsert-enabled): each row replaces its key's row, as Flink's upsert sink.
+            if not batch.isEmpty():
+                order = {"order-column": o.order_column} if o.order_column else {}
+                upsert_dataframe(
+                    table, batch, snapshot_properties=summary, branch=o.branch, options={**o.write, **order},
+                    keys=o.keys,
+                )
             return
         if self.output_mode == "complete":
             write_dataframe(table, batch, mode="overwrite", snapshot_properties=summary, branch=o.branch, options=o.write)
@@ -176,6 +201,8 @@ def start_stream(
         raise ValidationError(
             f"Streaming write to {sink.table_name}: set option checkpointLocation (exactly-once needs a checkpoint)"
         )
+    if sink.options.op_column is None:
+        sink.upserts(sink.load_table())  # refuse a stream that cannot be upserted before it starts
     writer = df.writeStream.foreachBatch(sink).outputMode(sink.output_mode)
     writer = writer.option("checkpointLocation", checkpoint_location)
     if trigger:

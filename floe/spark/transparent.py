@@ -14,8 +14,9 @@ switches it off there.
   options only the Python data source understands keep that path.
 - ``df.writeTo(name)``: a :class:`FloeWriterV2` for Floe tables (append, overwrite(condition),
   overwritePartitions, create, replace, createOrReplace, with using/partitionedBy/tableProperty).
-- ``df.write.format("iceberg")...saveAsTable(name)`` / ``insertInto(name)`` on Floe tables through Floe;
-  ``save(name)`` uses the ``iceberg`` data source, which carries the session's catalogs to its workers.
+- ``df.write.format("iceberg")...saveAsTable(name)`` / ``insertInto(name)`` / ``save(name)`` on Floe tables
+  through Floe's native writer; ``save`` of a location or with inline ``catalog.*`` options uses the
+  ``iceberg`` data source, which carries the session's catalogs to its workers.
 - ``df.writeStream...toTable(name)`` / ``.format("iceberg")...start(name or path)``: Floe's exactly-once
   streaming sink (floe.spark.streaming) as the query's foreachBatch, with the trigger, query name and
   checkpoint location the program set.
@@ -57,6 +58,8 @@ from floe.sql import commands as c
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
 from floe.table.table import Table
+from floe.write import write
+from floe.write.upsert_mode import UPSERT_OPTION
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -75,6 +78,7 @@ _READ_OPTIONS = {
     "end-snapshot-id": ("end_snapshot_id", int),
 }
 _SNAPSHOT_PROPERTY = "snapshot-property."
+_WRITE_OPTIONS = {UPSERT_OPTION, "mergeschema", "merge-schema"}  # write options of writeTo / save, lower case
 
 
 def is_active(spark: SparkSession) -> bool:
@@ -275,29 +279,33 @@ class FloeWriterV2:
 
     # -- writes -----------------------------------------------------------------------------------
     def _snapshot_properties(self) -> dict[str, str]:
-        unknown = [k for k in self._options if not k.startswith(_SNAPSHOT_PROPERTY)]
+        unknown = [k for k in self._options if not k.startswith(_SNAPSHOT_PROPERTY) and k.lower() not in _WRITE_OPTIONS]
         if unknown:
             raise UnsupportedError(
                 f"Table {_quoted(self._name)}: write option {unknown[0]!r} is not supported "
-                f"(supported: {_SNAPSHOT_PROPERTY}<key>)"
+                f"(supported: {', '.join(sorted(_WRITE_OPTIONS))}, {_SNAPSHOT_PROPERTY}<key>)"
             )
-        return {k[len(_SNAPSHOT_PROPERTY) :]: v for k, v in self._options.items()}
+        return {k[len(_SNAPSHOT_PROPERTY) :]: v for k, v in self._options.items() if k.startswith(_SNAPSHOT_PROPERTY)}
+
+    def _write_options(self) -> dict[str, str]:
+        return {k.lower(): v for k, v in self._options.items() if k.lower() in _WRITE_OPTIONS}
 
     def _table(self) -> Table:
         return _load(self._df.sparkSession, self._name)
 
     def append(self) -> None:
         props = self._snapshot_properties()
-        self._table().append(self._df, snapshot_properties=props or None)
+        write(self._table(), self._df, mode="append", snapshot_properties=props or None, options=self._write_options())
 
     def overwrite(self, condition: Column) -> None:
         props = self._snapshot_properties()
         flt = parse_filter(_condition_sql(self._df, condition))
-        self._table().overwrite(self._df, flt, snapshot_properties=props or None)
+        write(self._table(), self._df, mode="overwrite", overwrite_filter=flt, snapshot_properties=props or None,
+              options=self._write_options())
 
     def overwritePartitions(self) -> None:
         props = self._snapshot_properties()
-        self._table().dynamic_partition_overwrite(self._df, snapshot_properties=props or None)
+        write(self._table(), self._df, mode="dynamic", snapshot_properties=props or None, options=self._write_options())
 
     def _create_as_select(self, verb: str) -> None:
         if self._options:
@@ -373,6 +381,60 @@ def _save_as_table(original: Callable[..., Any]) -> Callable[..., Any]:
         return
 
     return saveAsTable
+
+
+_OVERWRITE_OPTIONS = ("overwrite-mode", "overwrite-filter", "replacewhere")
+
+
+def _save(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``df.write.format("iceberg").save(name)`` on a Floe table: Spark's native writer, as ``writeTo`` writes.
+
+    Modes as the ``iceberg`` data source has them: ``append``; ``overwrite`` replaces every row, the rows of
+    ``overwrite-filter`` (``replaceWhere``), or with ``overwrite-mode=dynamic`` the partitions written;
+    ``errorifexists`` fails and ``ignore`` does nothing (the table exists). Locations and inline catalogs
+    (``catalog.*`` options) keep the data source.
+    """
+
+    @functools.wraps(original)
+    def save(self: Any, path: str | None = None, format: str | None = None, mode: str | None = None,
+             partitionBy: Any = None, **options: Any) -> None:
+        df: DataFrame = self._df
+        spark = df.sparkSession
+        opts = {str(k): str(v) for k, v in {**getattr(self, "_floe_options", {}), **options}.items()}
+        target = path if path is not None else opts.get("path")
+        fmt = (format or getattr(self, "_floe_format", None) or "").lower()
+        inline = any(k.lower().startswith("catalog") for k in opts)
+        parts = (
+            _floe_table_name(spark, target)
+            if is_active(spark) and fmt in _FORMATS and isinstance(target, str) and not inline else None
+        )
+        if parts is None:
+            original(self, path, format, mode, partitionBy, **options)
+            return
+        how = (mode or getattr(self, "_floe_mode", None) or "errorifexists").lower()
+        table = _load(spark, parts)  # NoSuchTableError when it does not exist, as the data source
+        writer = FloeWriterV2(df, parts).options(
+            **{k: v for k, v in opts.items() if k.lower() not in (*_OVERWRITE_OPTIONS, "path")}
+        )
+        props = writer._snapshot_properties()  # refuses options Floe does not honour
+        write_opts = writer._write_options()
+        lowered = {k.lower(): v for k, v in opts.items()}
+        if how == "append":
+            write(table, df, mode="append", snapshot_properties=props or None, options=write_opts)
+        elif how == "overwrite":
+            kind = lowered.get("overwrite-mode", "static").strip().lower()
+            if kind not in ("static", "dynamic"):
+                raise ValidationError(f"Invalid overwrite-mode {kind!r}: expected static or dynamic")
+            flt = lowered.get("overwrite-filter") or lowered.get("replacewhere")
+            write(table, df, mode="dynamic" if kind == "dynamic" else "overwrite",
+                  overwrite_filter=None if kind == "dynamic" else flt, snapshot_properties=props or None,
+                  options=write_opts)
+        elif how in ("error", "errorifexists", "default"):
+            raise TableAlreadyExistsError(f"Table {_quoted(parts)} already exists (save mode {how})")
+        elif how != "ignore":
+            raise ValidationError(f"Unknown save mode {how!r}: append, overwrite, ignore or errorifexists")
+
+    return save
 
 
 def _insert_into(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -513,6 +575,7 @@ def _wrap_classes() -> None:
     })
     DataFrameWriter.saveAsTable = _save_as_table(DataFrameWriter.saveAsTable)  # type: ignore[method-assign]
     DataFrameWriter.insertInto = _insert_into(DataFrameWriter.insertInto)  # type: ignore[method-assign]
+    DataFrameWriter.save = _save(DataFrameWriter.save)  # type: ignore[method-assign]
     _record_builder_calls(DataStreamWriter, {
         "format": _record_format, "option": _record_option, "options": _record_options,
         "outputMode": _record_output_mode, "partitionBy": _record_partition_by, "trigger": _record_trigger,

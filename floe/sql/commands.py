@@ -383,6 +383,7 @@ class CreateTable(Statement):
     external: bool = False
     as_select: Query | None = None
     like: Name | None = None
+    primary_key: tuple[str, ...] = ()  # ``PRIMARY KEY (...) NOT ENFORCED``: the identifier fields
 
     @property
     def is_iceberg(self) -> bool:

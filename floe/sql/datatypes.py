@@ -9,11 +9,14 @@ with optional elements and values (Spark's default ``containsNull``/``valueConta
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from sqlglot import exp
 
 from floe.errors import UnsupportedError, ValidationError
+from floe.spec import properties as P
 from floe.spec.schema import Schema, assign_fresh_ids
 from floe.spec.types import (
     BinaryType,
@@ -33,10 +36,19 @@ from floe.spec.types import (
     TimestampType,
     TimestamptzType,
     TimeType,
-    VariantType,
 )
 
-__all__ = ["column_constraints", "column_field", "parse_type", "schema_from_columns", "to_iceberg_type"]
+__all__ = [
+    "ColumnConstraints",
+    "check_unique",
+    "column_constraints",
+    "column_field",
+    "parse_type",
+    "primary_key",
+    "schema_from_columns",
+    "to_iceberg_type",
+    "with_primary_key",
+]
 
 T = exp.DataType.Type
 _SIMPLE: dict[object, IcebergType] = {
@@ -60,7 +72,6 @@ _SIMPLE: dict[object, IcebergType] = {
     T.BINARY: BinaryType(),
     T.VARBINARY: BinaryType(),
     T.TIME: TimeType(),
-    T.VARIANT: VariantType(),
 }
 
 
@@ -131,17 +142,57 @@ def _as_type(node: exp.Expression) -> exp.DataType:
     raise ValidationError(f"Expected a type, got {node.sql(dialect='spark')}")
 
 
-def column_constraints(col: exp.ColumnDef) -> tuple[bool, str | None]:
-    """(required, comment) from a column definition's NOT NULL and COMMENT constraints."""
-    required = False
+@dataclass(frozen=True, slots=True)
+class ColumnConstraints:
+    """What a column definition declares beyond its type."""
+
+    required: bool = False
     doc: str | None = None
+    primary_key: bool = False  # ``id INT PRIMARY KEY NOT ENFORCED``: an identifier field
+    unique: bool = False  # ``UNIQUE``: allowed only where an upsert keeps it true (see key_constraints)
+
+
+def _not_enforced(node: exp.Expression, what: str, column: str) -> None:
+    """Iceberg cannot enforce a key on write (Flink's rule): ``ENFORCED`` is refused, not ignored."""
+    options = " ".join(str(o).upper() for o in node.args.get("options") or ())
+    if "ENFORCED" in options.replace("NOT ENFORCED", ""):
+        raise UnsupportedError(
+            f"Column {column!r}: {what} ENFORCED is not supported (Iceberg does not check keys on write; "
+            f"declare it {what} NOT ENFORCED, and set 'write.upsert.enabled'='true' to keep one row per key)"
+        )
+
+
+def column_constraints(col: exp.ColumnDef) -> ColumnConstraints:
+    """NOT NULL, COMMENT, PRIMARY KEY and UNIQUE of a column definition; any other constraint is refused.
+
+    Raises:
+        UnsupportedError: a constraint Floe would otherwise drop (DEFAULT, CHECK, GENERATED ..., or an
+            ENFORCED key), naming the column and the constraint.
+    """
+    required = primary_key = unique = False
+    doc: str | None = None
+    name = col.name
     for c in col.args.get("constraints") or ():
         kind = c.args.get("kind")
         if isinstance(kind, exp.NotNullColumnConstraint):
             required = not kind.args.get("allow_null")
         elif isinstance(kind, exp.CommentColumnConstraint):
             doc = kind.this.name if isinstance(kind.this, exp.Literal) else kind.this.sql(dialect="spark")
-    return required, doc
+        elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            _not_enforced(kind, "PRIMARY KEY", name)
+            primary_key = required = True
+        elif isinstance(kind, exp.UniqueColumnConstraint):
+            unique = True
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            raise UnsupportedError(
+                f"Column {name!r}: DEFAULT values are not supported yet (format v3 column defaults); "
+                "the statement was not run"
+            )
+        else:
+            raise UnsupportedError(
+                f"Column {name!r}: constraint {c.sql(dialect='spark')!r} is not supported; the statement was not run"
+            )
+    return ColumnConstraints(required, doc, primary_key, unique)
 
 
 def column_field(col: exp.Expression, ids: _Ids) -> NestedField:
@@ -151,26 +202,96 @@ def column_field(col: exp.Expression, ids: _Ids) -> NestedField:
     dtype = col.args.get("kind")
     if not isinstance(dtype, exp.DataType):
         raise ValidationError(f"Column {col.name!r} has no type")
+    if dtype.find(exp.DataType) is not None and any(t.this == T.VARIANT for t in dtype.find_all(exp.DataType)):
+        raise UnsupportedError(
+            f"Column {col.name!r}: type VARIANT is not supported yet (Floe does not write the Parquet variant "
+            "encoding); the statement was not run"
+        )
     fid = ids()
-    required, doc = column_constraints(col)
-    return NestedField(fid, col.name, to_iceberg_type(dtype, ids), required, doc)
+    declared = column_constraints(col)
+    return NestedField(fid, col.name, to_iceberg_type(dtype, ids), declared.required, declared.doc)
+
+
+def primary_key(columns: Sequence[exp.Expression]) -> tuple[str, ...]:
+    """The columns of the table's ``PRIMARY KEY`` (table or column constraint), empty when none is declared.
+
+    Raises:
+        UnsupportedError: an ENFORCED key, or a table constraint other than a primary key.
+        ValidationError: two primary keys.
+    """
+    keys: list[tuple[str, ...]] = []
+    for node in columns:
+        if isinstance(node, exp.ColumnDef):
+            if column_constraints(node).primary_key:
+                keys.append((node.name,))
+            continue
+        inner = node.expressions[0] if isinstance(node, exp.Constraint) and len(node.expressions) == 1 else node
+        if not isinstance(inner, exp.PrimaryKey):
+            raise UnsupportedError(
+                f"Table constraint {node.sql(dialect='spark')!r} is not supported (only PRIMARY KEY ... NOT ENFORCED); "
+                "the statement was not run"
+            )
+        names = tuple(e.name for e in inner.expressions)
+        _not_enforced(inner, "PRIMARY KEY", ", ".join(names))
+        keys.append(names)
+    if len(keys) > 1:
+        raise ValidationError(f"A table has one PRIMARY KEY, got {len(keys)}: {', '.join(map(str, keys))}")
+    return keys[0] if keys else ()
+
+
+def check_unique(columns: Sequence[exp.Expression], key: Sequence[str], properties: Mapping[str, str]) -> None:
+    """``UNIQUE`` holds only where the table keeps it: the whole primary key of an upsert table.
+
+    Raises:
+        UnsupportedError: a UNIQUE column Iceberg would not keep unique, naming it and the rule.
+    """
+    upsert = str(properties.get(P.UPSERT_ENABLED, "false")).strip().lower() == "true"
+    for node in columns:
+        unique = isinstance(node, exp.ColumnDef) and column_constraints(node).unique
+        if unique and not (upsert and [k.lower() for k in key] == [node.name.lower()]):
+            raise UnsupportedError(
+                f"Column {node.name!r}: UNIQUE cannot be enforced by Iceberg; only the PRIMARY KEY of a table "
+                "with 'write.upsert.enabled'='true' stays unique (one row per key)"
+            )
+
+
+def with_primary_key(schema: Schema, key: Sequence[str]) -> Schema:
+    """``schema`` with ``key`` as its identifier fields, which become required (as Flink's connector does).
+
+    Raises:
+        ValidationError: a key column that is not a top-level column of the table.
+    """
+    if not key:
+        return schema
+    by_name = {f.name.lower(): f for f in schema.fields}
+    ids = []
+    for name in key:
+        f = by_name.get(name.lower())
+        if f is None:
+            raise ValidationError(
+                f"PRIMARY KEY column {name!r} is not a column of the table (columns: "
+                f"{', '.join(f.name for f in schema.fields)})"
+            )
+        ids.append(f.field_id)
+    fields = [dataclasses.replace(f, required=True) if f.field_id in ids else f for f in schema.fields]
+    return Schema(*fields, schema_id=schema.schema_id, identifier_field_ids=ids)
 
 
 def schema_from_columns(columns: Sequence[exp.Expression]) -> Schema:
-    """A schema with fresh ids (Iceberg's numbering) from column definitions.
+    """A schema with fresh ids (Iceberg's numbering) from column definitions and a primary key.
 
     Raises:
         ValidationError: duplicate column names (case-insensitive, as Spark compares them).
     """
     ids = _Ids()
-    fields = [column_field(c, ids) for c in columns]
+    fields = [column_field(c, ids) for c in columns if isinstance(c, exp.ColumnDef)]
     seen: set[str] = set()
     for f in fields:
         low = f.name.lower()
         if low in seen:
             raise ValidationError(f"Duplicate column {f.name!r} in table definition")
         seen.add(low)
-    return assign_fresh_ids(Schema(*fields))
+    return with_primary_key(assign_fresh_ids(Schema(*fields)), primary_key(columns))
 
 
 def iter_column_defs(node: exp.Expression) -> Iterator[exp.ColumnDef]:

@@ -6,7 +6,15 @@ from sqlglot import TokenType, exp
 
 from floe.errors import ParseError, UnsupportedError
 from floe.sql import commands as c
-from floe.sql.datatypes import _Ids, column_constraints, parse_type, schema_from_columns, to_iceberg_type
+from floe.sql.datatypes import (
+    _Ids,
+    check_unique,
+    column_constraints,
+    column_field,
+    parse_type,
+    primary_key,
+    schema_from_columns,
+)
 from floe.sql.identifiers import Name
 from floe.sql.lexer import Cursor
 from floe.sql.parse_common import parse_sqlglot, property_list, short_sql, unsupported
@@ -60,11 +68,15 @@ def parse_create(cur: Cursor) -> c.Statement:
     for prop in props.expressions if props is not None else ():
         _create_property(prop, info, hive_partition_columns)
     all_columns = columns + hive_partition_columns
+    key = primary_key(all_columns)
+    check_unique(all_columns, key, info["properties"])  # type: ignore[arg-type]
+    has_columns = any(isinstance(col, exp.ColumnDef) for col in all_columns)
     query = node.expression
     return c.CreateTable(
         sql=cur.sql,
         name=table_name(target),
-        schema=schema_from_columns(all_columns) if all_columns else None,
+        schema=schema_from_columns(all_columns) if has_columns else None,
+        primary_key=key,
         partition_spec=info["partition_spec"],  # type: ignore[arg-type]
         properties=info["properties"],  # type: ignore[arg-type]
         location=info.get("location"),  # type: ignore[arg-type]
@@ -330,13 +342,18 @@ def _add_columns(sql: str, table: Name) -> c.AddColumns:
         dtype = d.args.get("kind")
         if not isinstance(dtype, exp.DataType):
             raise ParseError(f"Column {'.'.join(path)!r} has no type in {short_sql(sql)!r}")
-        required, doc = column_constraints(d)
+        declared = column_constraints(d)
+        if declared.primary_key or declared.unique:
+            raise UnsupportedError(
+                f"ALTER TABLE ... ADD COLUMN {'.'.join(path)}: a key is declared with ALTER TABLE ... SET IDENTIFIER "
+                "FIELDS, not in ADD COLUMN"
+            )
         columns.append(
             c.NewColumn(
                 path=path,
-                field_type=to_iceberg_type(dtype, _Ids()),
-                required=required,
-                doc=doc,
+                field_type=column_field(d, _Ids()).field_type,
+                required=declared.required,
+                doc=declared.doc,
                 position=_position(d.args.get("position")),
             )
         )
@@ -387,6 +404,11 @@ def _alter_column(cur: Cursor, table: Name) -> c.Statement:
             changes.append(c.AlterColumnNullability(sql=sql, table=table, column=col, required=True))
         elif cur.accept("DROP", "NOT", "NULL"):
             changes.append(c.AlterColumnNullability(sql=sql, table=table, column=col, required=False))
+        elif cur.at("SET", "DEFAULT") or cur.at("DROP", "DEFAULT"):
+            raise UnsupportedError(
+                f"ALTER COLUMN {col} {cur.word()} DEFAULT: column DEFAULT values are not supported yet "
+                "(format v3 column defaults); the statement was not run"
+            )
         else:
             cur.fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
         if not cur.done:  # Spark's grammar: one change per ALTER COLUMN (TYPE ... COMMENT is a syntax error)

@@ -3,7 +3,8 @@
 ``floe.table.Table.append`` / ``overwrite`` hand data that is not DataFile descriptors to :func:`append` /
 :func:`overwrite` here: pyarrow Tables are written in this process (floe.write.arrow_write); Spark
 DataFrames go to floe.spark.write (imported only then, so Arrow-only use never loads pyspark).
-``Table.upsert`` hands pyarrow data to :func:`upsert` (floe.write.arrow_upsert, no Spark).
+``Table.upsert`` hands pyarrow data to :func:`upsert` (floe.write.arrow_upsert, no Spark). Every write
+into a table in upsert mode (``write.upsert.enabled``) is routed to floe.write.upsert_mode first.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
+from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.write.arrow_upsert import upsert_arrow
 from floe.write.arrow_write import write_arrow, write_arrow_files
@@ -19,6 +23,7 @@ from floe.write.commit import WriteMode, commit_files
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.schema_check import SchemaChanges, check_write_schema
 from floe.write.task_writer import TaskWriter
+from floe.write.upsert_mode import check_upsert_table, upsert_requested, write_upserts_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -65,6 +70,19 @@ def write(
         ValidationError: the data does not fit the table schema, or is of an unsupported kind.
     """
     opts = dict(options or {})
+    if upsert_requested(table, opts):
+        check_upsert_table(table, mode)
+        if _is_spark_dataframe(data):
+            changes = importlib.import_module("floe.spark.changes")
+            changes.upsert_dataframe(table, data, snapshot_properties=snapshot_properties, branch=branch, options=opts)
+            return table
+        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+            raise ValidationError(f"Cannot write {type(data).__name__} to table {table.name()}: expected a pyarrow Table")
+        merge = opts.get("mergeSchema", opts.get("merge-schema"))
+        return write_upserts_arrow(
+            table, data, snapshot_properties=snapshot_properties, branch=branch,
+            merge_schema=None if merge is None else str(merge).lower() == "true",
+        )
     if _is_spark_dataframe(data):
         spark_write = importlib.import_module("floe.spark.write")  # pyspark only when a DataFrame is written
         return spark_write.write_dataframe(  # type: ignore[no-any-return]

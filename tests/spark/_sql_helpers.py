@@ -1,7 +1,14 @@
-"""Helpers the Spark SQL test modules share: run a statement, its rows in a stable order, load a table."""
+"""Helpers the Spark SQL test modules share: run a statement, its rows in a stable order, load a table, an
+Iceberg-style catalog on the shared session."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pyspark.sql import SparkSession
+
+import floe.spark
 from floe.sql import ResultSet
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
@@ -22,3 +29,19 @@ def table(session: SqlSession, name: str) -> Table:
     t = session.catalog().load_table(f"db.{name}")  # type: ignore[attr-defined]
     assert isinstance(t, Table)
     return t
+
+
+@contextmanager
+def iceberg_catalog(spark: SparkSession, name: str, **props: str) -> Iterator[str]:
+    """Catalog ``name`` configured on the shared session as Iceberg's docs write it, Floe attached; the
+    confs are removed afterwards (catalog confs are runtime SQL settings)."""
+    keys = {f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog",
+            **{f"spark.sql.catalog.{name}.{k}": v for k, v in props.items()}}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    floe.spark.attach(spark)
+    try:
+        yield name
+    finally:
+        for k in keys:
+            spark.conf.unset(k)

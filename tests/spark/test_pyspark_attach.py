@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _sql_helpers import iceberg_catalog
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -23,19 +24,10 @@ from floe.spark.configure import interpreter_has_floe
 def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
     """A Hadoop catalog ``lake_<n>`` configured the Iceberg way on the shared session, with table db.t."""
     name = f"lake_{tmp_path.name.replace('-', '_')[-20:]}"
-    keys = {f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog",
-            f"spark.sql.catalog.{name}.type": "hadoop",
-            f"spark.sql.catalog.{name}.warehouse": str(tmp_path / "wh")}
-    for k, v in keys.items():
-        spark.conf.set(k, v)
-    floe.spark.attach(spark)
-    spark.sql(f"CREATE TABLE {name}.db.t (id BIGINT, s STRING) USING iceberg")
-    spark.sql(f"INSERT INTO {name}.db.t VALUES (1, 'a'), (2, 'b')")
-    try:
+    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+        spark.sql(f"CREATE TABLE {name}.db.t (id BIGINT, s STRING) USING iceberg")
+        spark.sql(f"INSERT INTO {name}.db.t VALUES (1, 'a'), (2, 'b')")
         yield name
-    finally:
-        for k in keys:
-            spark.conf.unset(k)
 
 
 def test_sql_returns_lazy_native_queries_and_result_frames(spark: SparkSession, lake: str) -> None:

@@ -129,9 +129,12 @@ def test_refusals_name_the_problem(spark: SparkSession, lake: str, tmp_path: Pat
         stream.writeStream.format("iceberg").option("checkpointLocation", str(tmp_path / "cp")).option("fanout", "x").toTable(name)
     with pytest.raises(ValidationError, match="set option checkpointLocation"):
         stream.writeStream.format("iceberg").toTable(name)
-    with pytest.raises(ValidationError, match="set op-column"):
+    with pytest.raises(ValidationError, match="upsert-enabled write option\\): the table has no identifier fields"):
         stream.writeStream.format("iceberg").option("checkpointLocation", str(tmp_path / "cp")).option(
             "upsert-enabled", "true").toTable(name)
+    with pytest.raises(ValidationError, match="order-column apply to changelogs .* not in upsert mode"):
+        stream.writeStream.format("iceberg").option("checkpointLocation", str(tmp_path / "cp")).option(
+            "order-column", "seq").toTable(name)
 
 
 # -- changelogs --------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from floe.errors import NoSuchTableError, TableAlreadyExistsError, UnsupportedError, ValidationError
 from floe.sql import commands as c
+from floe.sql.datatypes import with_primary_key
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.dml import conform_dataframe, write_dataframe
 from floe.sql.handlers.query import query_dataframe
@@ -79,6 +80,9 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     df = None
     schema = stmt.schema
     if stmt.like is not None:
+        if stmt.primary_key:
+            raise UnsupportedError(f"{what}: CREATE TABLE ... LIKE copies the source's identifier fields; "
+                                   "declare no PRIMARY KEY")
         source = ctx.load(stmt.like)
         schema = source.schema()
         spec = source.spec() if not stmt.partition_spec else build_spec(schema, stmt.partition_spec)
@@ -90,7 +94,7 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
                 raise ValidationError(f"{what}: give either a column list or AS SELECT, not both")
             df = query_dataframe(ctx, stmt.as_select, what=what)
             with spark_errors(what):
-                schema = spark_engine().from_spark_schema(df.schema)
+                schema = with_primary_key(spark_engine().from_spark_schema(df.schema), stmt.primary_key)
         if schema is None:
             raise ValidationError(f"{what}: no columns")
         spec = build_spec(schema, stmt.partition_spec)
