@@ -4,7 +4,7 @@ Builds a table of ROWS rows (id, dt, v) partitioned by dt, with identifier field
 (SQLite) catalog both engines open, then CHANGES changes touching 10% of the keys in batches of BATCH
 (20% new keys, 60% updates, 20% deletes; each key once per batch), written as Parquet files:
 
-- Floe: ``floe.spark.changes.apply_changes`` per batch (upsert mode: an update is one +U row), on
+- Floe: ``floe.spark.streaming.changes.apply_changes`` per batch (upsert mode: an update is one +U row), on
   local[2];
 - Iceberg Java 1.10 on Spark 3.5 (jsql), same machine, same files: ``MERGE INTO ... USING parquet.`batch```
   on a merge-on-read copy of the same base table (the spelling an Iceberg-on-Spark user writes).
@@ -34,8 +34,8 @@ from _jsql import ensure_jsql, query_java, run_java  # bench/_jsql.py (the scrip
 from pyspark.sql import SparkSession
 
 import floe.spark
-from floe.spark.changes import apply_changes
-from floe.spark.sql_session import floe_sql_state
+from floe.spark.runtime.sql_session import floe_sql_state
+from floe.spark.streaming.changes import apply_changes
 
 PARTS = 8
 

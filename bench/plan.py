@@ -159,7 +159,7 @@ def main() -> None:
     from pyiceberg.expressions import And, GreaterThanOrEqual, LessThan
     from pyiceberg.table import StaticTable
 
-    from floe.spark.read import load_table
+    from floe.spark.scan.table_read import load_table
 
     day = FIRST_DAY + args.manifests // 2
     lo = dt.datetime(1970, 1, 1) + dt.timedelta(days=day)

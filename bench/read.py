@@ -35,8 +35,8 @@ from pyspark.sql import functions as F
 import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.io.arrow_schema import schema_to_arrow
-from floe.spark.configure import session
-from floe.spark.read import load_table
+from floe.spark.runtime.configure import session
+from floe.spark.scan.table_read import load_table
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 from floe.spec.types import (
@@ -158,7 +158,7 @@ def main() -> None:
 
     sides: dict[str, Callable[[], list[object]]] = {
         "parquet": lambda: aggregate(spark.read.parquet(*files)),
-        "floe.spark.read": lambda: aggregate(floe.spark.read(spark, location)),
+        "floe.spark.scan.table_read": lambda: aggregate(floe.spark.read(spark, location)),
         "spark.table": lambda: aggregate(spark.table("bench.db.events")),
         "spark.sql": lambda: aggregate(spark.sql("SELECT * FROM bench.db.events")),
         "format(iceberg)": lambda: aggregate(spark.read.format("iceberg").load(location)),
@@ -175,7 +175,7 @@ def main() -> None:
             times[name].append(secs)
             results[name] = out
     base = statistics.median(times["parquet"])
-    floe_read = statistics.median(times["floe.spark.read"])
+    floe_read = statistics.median(times["floe.spark.scan.table_read"])
     for name in sides:
         med = statistics.median(times[name])
         same = all(

@@ -27,7 +27,7 @@ from read import aggregate  # bench/read.py: the same aggregate over every colum
 import floe.spark
 from floe.cli.sql import make_session
 from floe.config import FloeConfig
-from floe.spark.configure import session
+from floe.spark.runtime.configure import session
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
 

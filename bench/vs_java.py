@@ -67,8 +67,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import floe.spark
-from floe.spark.changes import apply_changes
-from floe.spark.sql_session import floe_sql_state
+from floe.spark.runtime.sql_session import floe_sql_state
+from floe.spark.streaming.changes import apply_changes
 
 DAYS = 60
 BASE_US = 1_704_067_200_000_000  # 2024-01-01T00:00:00Z

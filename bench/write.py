@@ -3,8 +3,8 @@
 Rows: id long, ts timestamp, category string, value double, from one cached DataFrame; ``ts`` spans 60
 days whatever ``--rows`` is, so the partitioned case always has 60 x 16 = 960 partitions. Cases:
 unpartitioned, and partitioned by day(ts) + bucket(16, id). Paths: ``table.append(df)`` (Spark's native
-Parquet writer + driver-side metadata, floe.spark.write) and ``df.write.format("iceberg")`` (the Python
-data source, floe.spark.datasource_write); ``append-arrow`` (opt-in) is ``table.append`` through the
+Parquet writer + driver-side metadata, floe.spark.write.dataframe_write) and ``df.write.format("iceberg")`` (the Python
+data source, floe.spark.datasource.writer); ``append-arrow`` (opt-in) is ``table.append`` through the
 mapInArrow writers. Baselines, measured in the same run, interleaved with the paths, all with the
 table's codec (``--codec``, Iceberg's default zstd): ``parquet`` = ``df.write.parquet``
 unpartitioned (the issue's baseline) and, for the partitioned case, ``parquet-pb`` =
@@ -60,11 +60,11 @@ def main() -> None:
     import pyarrow as pa
 
     import floe
-    import floe.spark.datasource
+    import floe.spark.datasource.provider
     import floe.write
-    from floe.spark.configure import session
-    from floe.spark.transforms import partition_column
-    from floe.spark.write import distribution_mode
+    from floe.spark.runtime.configure import session
+    from floe.spark.write.dataframe_write import distribution_mode
+    from floe.spark.write.transforms import partition_column
     from floe.spec.partitioning import PartitionSpecBuilder
 
     spark = session(

@@ -10,6 +10,10 @@ Prints one ``name: value`` line per fact, each followed by its offenders (indent
   module of B at module level or inside a function; imports under ``if TYPE_CHECKING:`` are not run and
   make no edge.
 - ``modules_over_800_lines`` (goal 0).
+- ``module_import_cycles`` (goal 0): groups of modules that import each other round, counting every
+  runtime import (module level or inside a function, and the packages an import runs);
+  ``imports_in_functions_closing_module_cycles`` (goal 0): the imports inside functions among them.
+- ``folders`` with their modules and lines, and ``largest_folder_share`` (of all lines).
 - ``imports_in_functions``: import statements inside a function body (any module, floe's or not), and
   ``imports_in_functions_dodging_cycles``: those of a floe module that would close a cycle if moved to
   module level: for another package, a module-level path from that package back to the importer's; for
@@ -256,6 +260,49 @@ def main() -> int:
             package_of(t) == a and t != imp.module and _reaches(module_graph, t, imp.module) for t in targets
         ):
             dodging.append(imp)
+    # Module granularity: every runtime import (module level and inside functions) is an edge; a group of
+    # modules that import each other round is a cycle, and an import inside a function that closes one
+    # only dodges it.
+    full_graph: dict[str, set[str]] = {m: set(ts) for m, ts in module_graph.items()}
+    for imp in imports:
+        if not imp.type_only and imp.module in known and imp.in_function:
+            full_graph[imp.module].update(t for t in _runs(imp, known) if t != imp.module)
+    module_cycles = _components(full_graph)
+    print(f"module_import_cycles: {len(module_cycles)}")
+    for group in module_cycles:
+        print(f"  cycle of {len(group)}: {', '.join(group[:12])}{' ...' if len(group) > 12 else ''}")
+    # The same with the imports only type checkers read: a circle of types is a circle of concepts.
+    typed_graph: dict[str, set[str]] = {m: set(ts) for m, ts in full_graph.items()}
+    for imp in imports:
+        if imp.type_only and imp.module in known:
+            typed_graph[imp.module].update(t for t in _runs(imp, known) if t != imp.module)
+    typed_cycles = _components(typed_graph)
+    print(f"module_import_cycles_counting_type_imports: {len(typed_cycles)}")
+    for group in typed_cycles:
+        print(f"  cycle of {len(group)}: {', '.join(group[:14])}{' ...' if len(group) > 14 else ''}")
+    in_cycle = {m: i for i, group in enumerate(module_cycles) for m in group}
+    closing = sorted(
+        {(i.module, i.line, i.target) for i in imports if i.in_function and not i.type_only and i.module in in_cycle
+         and any(in_cycle.get(t) == in_cycle[i.module] for t in _runs(i, known))}
+    )
+    print(f"imports_in_functions_closing_module_cycles: {len(closing)}")
+    for module, line, target in closing:
+        print(f"  {module}:{line} imports {target}")
+
+    rooms: dict[str, tuple[int, int]] = {}
+    total = 0
+    for name, (path, _) in trees.items():
+        folder = str(path.parent.relative_to(root.parent))
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        count, size = rooms.get(folder, (0, 0))
+        rooms[folder] = (count + 1, size + lines)
+        total += lines
+    print(f"folders: {len(rooms)}")
+    for folder, (count, size) in sorted(rooms.items()):
+        print(f"  {folder}: {count} modules, {size} lines ({100 * size / total:.1f}%)")
+    largest = max(rooms.items(), key=lambda kv: kv[1][1])
+    print(f"largest_folder_share: {100 * largest[1][1] / total:.1f}% ({largest[0]})")
+
     print(f"imports_in_functions: {len(in_function)}")
     print(f"imports_in_functions_of_floe_modules: {len(internal)}")
     print(f"imports_in_functions_dodging_cycles: {len(dodging)}")

@@ -65,7 +65,7 @@ def spark() -> Iterator[SparkSession]:
     The master is ``FLOE_TEST_SPARK_MASTER`` (default ``local[2]``); e.g. ``local-cluster[2,1,1024]`` runs
     the tests with executors in separate JVMs, so tasks cannot lean on driver-local state.
     """
-    from floe.spark.configure import session
+    from floe.spark.runtime.configure import session
 
     master = os.environ.get("FLOE_TEST_SPARK_MASTER", "local[2]")
     spark_session = session({"spark.master": master, "spark.sql.session.timeZone": "UTC"}, app_name="floe-tests")

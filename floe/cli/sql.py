@@ -37,7 +37,7 @@ def make_session(config: FloeConfig, *, spark: SparkSession | None = None) -> Sq
 
 def _load_spark_engine() -> SparkEngine:
     """floe.spark (pyspark) is imported on the first statement that needs Spark: SHOW, USE or DDL do not."""
-    from floe.spark.sql_engine import SPARK_ENGINE
+    from floe.spark.runtime.sql_engine import SPARK_ENGINE
 
     return SPARK_ENGINE
 

@@ -1,6 +1,6 @@
 """Table maintenance: expire snapshots, remove orphan files, rewrite manifests, plan data-file compaction.
 
-The Spark half of compaction (reading groups, writing files) is :mod:`floe.spark.rewrite_data_files`;
+The Spark half of compaction (reading groups, writing files) is :mod:`floe.spark.procedures.rewrite_data_files`;
 everything here is metadata: planning, commits and file cleanup.
 """
 

@@ -1,7 +1,7 @@
 """Data-file compaction, the metadata half: plan rewrite groups from the current snapshot, commit results.
 
 The data half (reading each group's rows with their deletes applied, writing new files) needs an engine
-and lives in :mod:`floe.spark.rewrite_data_files`. The commit is a ``replace`` snapshot from
+and lives in :mod:`floe.spark.procedures.rewrite_data_files`. The commit is a ``replace`` snapshot from
 :class:`floe.table.producers.RewriteFiles` validated from the planned snapshot: it fails if a rewritten
 file is gone or if delete files that apply to the rewritten files were committed meanwhile (their rows
 would come back). As in Java (``RewriteDataFilesCommitManager``): new files keep the planned snapshot's

@@ -4,7 +4,7 @@ The current snapshot's position delete files (deletion vectors excluded) are pla
 (:func:`floe.maintenance.binpack.plan_groups`, Java's ``BinPackRewritePositionDeletePlanner`` rules:
 size outside ``[min, max]`` picks a file, enough files or bytes picks a group; ``rewrite-all`` takes all)
 with ``write.delete.target-file-size-bytes`` (64 MB) as the default target. The data half rewrites each
-group's rows without those whose data file is gone (:mod:`floe.spark.rewrite_position_deletes`); the
+group's rows without those whose data file is gone (:mod:`floe.spark.procedures.rewrite_position_deletes`); the
 commit is one ``replace`` snapshot validated from the planned snapshot.
 """
 

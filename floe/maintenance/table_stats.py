@@ -4,7 +4,7 @@ As Java's ``ComputeTableStatsSparkAction``: one ``apache-datasketches-theta-v1``
 field id, the snapshot's id and sequence number, zstd-compressed, property ``ndv`` = the sketch's
 estimate rounded down), written to ``<metadata dir>/<snapshot id>-<uuid>.stats`` and registered as the
 snapshot's statistics file (replacing any earlier one). The sketches come from the engine
-(:mod:`floe.spark.table_stats`); sketches are Apache DataSketches compact theta sketches (seed 9001).
+(:mod:`floe.spark.procedures.table_stats`); sketches are Apache DataSketches compact theta sketches (seed 9001).
 """
 
 from __future__ import annotations

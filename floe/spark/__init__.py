@@ -5,24 +5,29 @@
 - :func:`read` reads a table as a native DataFrame; :func:`sql` runs Floe SQL and returns DataFrames.
 - :func:`inspect` gives a table's metadata tables as DataFrames (``table.inspect`` gives them as Arrow).
 - :func:`apply_changes` applies a changelog DataFrame (+I/-U/+U/-D) with equality and position deletes;
-  ``df.writeStream.format("iceberg")`` streams into tables (floe.spark.streaming) on attached sessions.
+  ``df.writeStream.format("iceberg")`` streams into tables (floe.spark.streaming.sink) on attached sessions.
 - :func:`detach` switches transparent mode off for a session (Spark's methods behave as without Floe).
 
-floe.spark sits above floe.sql: ``sql`` and transparent mode (floe.spark.sql_session, floe.spark.transparent)
-run Floe's SQL inside the session, and the SQL handlers reach Spark only through the engine registered here
-(floe.spark.sql_engine).
+floe.spark sits above floe.sql: ``sql`` and transparent mode (floe.spark.runtime.sql_session,
+floe.spark.runtime.transparent) run Floe's SQL inside the session, and the SQL handlers reach Spark only
+through the engine registered here (floe.spark.runtime.sql_engine).
+
+The rooms: ``runtime/`` (Floe inside the user's session), ``scan/`` (the read path), ``write/`` (the write
+path), ``row_level/`` (DELETE, UPDATE, MERGE), ``datasource/`` (the Python data source), ``streaming/`` (sink,
+source, CDC), ``procedures/`` (the Spark side of CALL procedures); ``types.py`` maps types for all of them.
+This module is the one public face: the rooms are internal.
 """
 
 from pyspark.sql import SparkSession
 
-from floe.spark import datasource as _datasource  # noqa: F401 - registers the data source session hook
-from floe.spark.changes import apply_changes
-from floe.spark.configure import attach, register_session_hook, session
-from floe.spark.metadata_tables import SparkInspectTable
-from floe.spark.read import TableSource, read
-from floe.spark.row_level import SparkRowLevelEngine
-from floe.spark.sql_session import sql
-from floe.spark.transparent import detach, install
+from floe.spark.datasource import provider as _datasource  # noqa: F401 - registers the data source session hook
+from floe.spark.row_level.dml import SparkRowLevelEngine
+from floe.spark.runtime.configure import attach, register_session_hook, session
+from floe.spark.runtime.sql_session import sql
+from floe.spark.runtime.transparent import detach, install
+from floe.spark.scan.metadata_tables import SparkInspectTable
+from floe.spark.scan.table_read import TableSource, read
+from floe.spark.streaming.changes import apply_changes
 from floe.sql.spark_engine import SparkEngine, register_spark_engine_loader
 from floe.table.row_changes import register_row_level_engine
 
@@ -32,7 +37,7 @@ register_row_level_engine(SparkRowLevelEngine())
 
 def _load_sql_engine() -> SparkEngine:
     # The procedures' modules (rewrite, migration, changelog ...) load when a statement first needs Spark.
-    from floe.spark.sql_engine import SPARK_ENGINE
+    from floe.spark.runtime.sql_engine import SPARK_ENGINE
 
     return SPARK_ENGINE
 

@@ -1,5 +1,5 @@
 """Iceberg's Spark functions in SQL run by Floe: ``<catalog>.system.bucket(16, id)`` and the others of
-floe.spark.iceberg_functions, anywhere an expression goes (SELECT lists, WHERE, GROUP BY, DML conditions).
+floe.spark.runtime.iceberg_functions, anywhere an expression goes (SELECT lists, WHERE, GROUP BY, DML conditions).
 
 Spark cannot call a catalog's functions without Iceberg's jar, and what a call computes (and its result
 type) depends on its arguments' types, which only Spark's analysis knows. So a statement with calls runs
@@ -8,7 +8,7 @@ in two passes over its parsed tree:
 1. each call becomes a typed marker, ``hash('__floe_call_<i>', args...)`` (cast to the call's result
    type, or for ``truncate`` an expression of its value's type) and Spark analyses the statement; the
    marker's children in the analysed plan give each argument's type, printed form and constant value;
-2. each call becomes the Spark SQL floe.spark.iceberg_functions binds for those types (wrong types are
+2. each call becomes the Spark SQL floe.spark.runtime.iceberg_functions binds for those types (wrong types are
    refused there with Java's message), and an unaliased call in the top SELECT list takes Java's result
    column name.
 """
@@ -28,7 +28,7 @@ from floe.sql.spark_engine import spark_engine
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.spark.iceberg_functions import ArgInfo
+    from floe.spark.runtime.iceberg_functions import ArgInfo
 
 __all__ = ["IcebergCall", "bind_functions", "iceberg_calls"]
 
@@ -179,7 +179,7 @@ def _marker_arguments(spark: SparkSession, df: DataFrame) -> dict[int, list[ArgI
     jvm: Any = spark._jvm
     if jvm is None:
         raise NotImplementedError("Iceberg functions need a classic Spark session (not Spark Connect)")
-    conv = getattr(jvm, "scala.jdk.javaapi.CollectionConverters")  # one round trip (floe.spark.java_classes)
+    conv = getattr(jvm, "scala.jdk.javaapi.CollectionConverters")  # one round trip (floe.spark.runtime.java_classes)
     subquery = getattr(jvm, "java.lang.Class").forName("org.apache.spark.sql.catalyst.expressions.SubqueryExpression")
     pretty = getattr(getattr(jvm, "org.apache.spark.sql.catalyst.util.package$"), "MODULE$")
     found: dict[int, list[ArgInfo]] = {}

@@ -53,7 +53,7 @@ METADATA_TABLES: frozenset[str] = frozenset(
         "all_manifests",
         "all_entries",
         "position_deletes",
-        "changes",  # the change log (Spark rows, floe.spark.changelog), as Iceberg on Spark exposes it
+        "changes",  # the change log (Spark rows, floe.spark.streaming.changelog), as Iceberg on Spark exposes it
     }
 )
 

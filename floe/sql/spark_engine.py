@@ -29,28 +29,28 @@ __all__ = ["SparkEngine", "register_spark_engine", "register_spark_engine_loader
 class SparkEngine:
     """The floe.spark functions the handlers call (each documented where floe.spark defines it)."""
 
-    # floe.spark.configure
+    # floe.spark.runtime.configure
     session: Callable[..., SparkSession]
     attach: Callable[..., SparkSession]
     # floe.spark.types
     from_spark_schema: Callable[..., Schema]
     to_spark_type: Callable[..., T.DataType]
     to_spark_schema: Callable[..., T.StructType]
-    # floe.spark.read, floe.spark.metadata_tables, floe.spark.metadata_columns
+    # floe.spark.read, floe.spark.scan.metadata_tables, floe.spark.scan.metadata_columns
     read: Callable[..., DataFrame]
     metadata_table_df: Callable[..., DataFrame]
     metadata_columns: tuple[str, ...]
-    # floe.spark.row_level
+    # floe.spark.row_level.dml
     delete_rows: Callable[..., bool]
     update_rows: Callable[..., bool]
     merge_into: Callable[..., bool]
     merge_clause: Callable[..., Any]
-    # floe.spark.changelog
+    # floe.spark.streaming.changelog
     changelog_range: Callable[..., Any]
     changelog_dataframe: Callable[..., DataFrame]
     compute_updates: Callable[..., DataFrame]
     remove_carryovers: Callable[..., DataFrame]
-    # procedures: floe.spark.rewrite_data_files, rewrite_position_deletes, table_stats, import_files,
+    # procedures: floe.spark.procedures.rewrite_data_files, rewrite_position_deletes, table_stats, import_files,
     # table_migration
     rewrite_data_files: Callable[..., Any]
     rewrite_position_delete_files: Callable[..., Any]
@@ -58,7 +58,7 @@ class SparkEngine:
     add_files: Callable[..., Any]
     snapshot_table: Callable[..., int]
     migrate_table: Callable[..., int]
-    # floe.spark.iceberg_functions
+    # floe.spark.runtime.iceberg_functions
     bind_call: Callable[..., Any]
     arg_info: Callable[..., Any]
 

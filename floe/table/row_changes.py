@@ -1,6 +1,6 @@
 """The Python API of row-level changes: ``table.delete``, ``table.update``, ``table.merge``, ``table.upsert``.
 
-The work runs on Spark (floe.spark.row_level), which sits above this package: the engine is an explicit
+The work runs on Spark (floe.spark.row_level.dml), which sits above this package: the engine is an explicit
 dependency, registered by ``import floe.spark`` through :func:`register_row_level_engine` (no import by
 name from here). Without it, the calls say what to import. ``table.upsert`` of a pyarrow Table needs no
 engine: it runs in the process (floe.write.arrow_upsert).
@@ -49,7 +49,7 @@ class UpsertResult:
 
 
 class RowLevelEngine(Protocol):
-    """What the Spark side provides (floe.spark.row_level registers one)."""
+    """What the Spark side provides (floe.spark.row_level.dml registers one)."""
 
     def delete(self, table: Table, condition: str | None, *, spark: SparkSession | None) -> bool: ...
 

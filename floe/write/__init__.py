@@ -2,7 +2,7 @@
 
 ``floe.table.Table.append`` / ``overwrite`` hand data that is not DataFile descriptors to :func:`append` /
 :func:`overwrite` here: pyarrow Tables are written in this process (floe.write.arrow_write); Spark
-DataFrames go to floe.spark.write (imported only then, so Arrow-only use never loads pyspark).
+DataFrames go to floe.spark.write.dataframe_write (imported only then, so Arrow-only use never loads pyspark).
 ``Table.upsert`` hands pyarrow data to :func:`upsert` (floe.write.arrow_upsert, no Spark). Every write
 into a table in upsert mode (``write.upsert.enabled``) is routed to floe.write.upsert_mode first.
 """
@@ -73,7 +73,7 @@ def write(
     if upsert_requested(table, opts):
         check_upsert_table(table, mode)
         if _is_spark_dataframe(data):
-            changes = importlib.import_module("floe.spark.changes")
+            changes = importlib.import_module("floe.spark.streaming.changes")
             changes.upsert_dataframe(table, data, snapshot_properties=snapshot_properties, branch=branch, options=opts)
             return table
         if not isinstance(data, (pa.Table, pa.RecordBatch)):
@@ -84,7 +84,7 @@ def write(
             merge_schema=None if merge is None else str(merge).lower() == "true",
         )
     if _is_spark_dataframe(data):
-        spark_write = importlib.import_module("floe.spark.write")  # pyspark only when a DataFrame is written
+        spark_write = importlib.import_module("floe.spark.write.dataframe_write")  # pyspark only when a DataFrame is written
         return spark_write.write_dataframe(  # type: ignore[no-any-return]
             table, data, mode=mode, overwrite_filter=overwrite_filter,
             snapshot_properties=snapshot_properties, branch=branch, options=opts,

@@ -5,7 +5,7 @@ fields), so a key has one row. What a write commits is one row delta of: data fi
 equality deletes on the key for keys of earlier commits, and position deletes (deletion vectors on v3) for a
 key written twice in the same commit, whose last row wins. Overwrites are refused, as Flink's sink refuses
 overwrite in upsert mode. This module holds the rule and the Arrow (no Spark) path; Spark DataFrames take
-``floe.spark.changes.upsert_dataframe``, which runs the same task writer in Spark tasks.
+``floe.spark.streaming.changes.upsert_dataframe``, which runs the same task writer in Spark tasks.
 """
 
 from __future__ import annotations

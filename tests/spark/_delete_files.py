@@ -39,9 +39,9 @@ def sorted_rows(arrow: pa.Table, schema: Schema) -> list[tuple[Any, ...]]:
 
 
 def assert_every_read_path(spark: SparkSession, table: Any, location: str, expected: list[tuple[Any, ...]]) -> None:
-    """floe.spark.read, format("iceberg") split into small tasks, and to_arrow all return ``expected``."""
+    """floe.spark.scan.table_read, format("iceberg") split into small tasks, and to_arrow all return ``expected``."""
     schema = table.metadata.schema()
-    assert sorted_rows(floe.spark.read(spark, table).toArrow(), schema) == expected, "floe.spark.read"
+    assert sorted_rows(floe.spark.read(spark, table).toArrow(), schema) == expected, "floe.spark.scan.table_read"
     assert sorted_rows(table.scan().to_arrow(), schema) == expected, "to_arrow"
     via_source = spark.read.format("iceberg").option("split-size", "4096").load(location)
     assert sorted_rows(via_source.toArrow(), schema) == expected, 'format("iceberg")'

@@ -308,7 +308,7 @@ def record(jsql: Path, names: Sequence[str], log: Callable[[str], None] = print)
 
 def compare_all(names: Sequence[str], log: Callable[[str], None] = print) -> list[Comparison]:
     """Run each scenario on Floe (one local SparkSession) against Java's record; print a summary."""
-    from floe.spark.configure import session
+    from floe.spark.runtime.configure import session
 
     spark = session({"spark.master": "local[2]", "spark.sql.session.timeZone": "UTC"}, app_name="parity")
     out = []

@@ -43,7 +43,7 @@ def catalog_conf(workdir: Path, catalog: str) -> dict[str, str]:
 
 def _instrument() -> None:
     """Progress lines around the sink (driver-side only; the sink's own code runs unchanged)."""
-    from floe.spark import streaming
+    from floe.spark.streaming import sink as streaming
 
     hold = float(os.environ.get("FLOE_CRASH_HOLD_S", "0") or 0)
     original_call = streaming.StreamSink.__call__

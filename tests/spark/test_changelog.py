@@ -1,4 +1,4 @@
-"""create_changelog_view and floe.spark.changelog: change rows per snapshot, carry-over removal, update
+"""create_changelog_view and floe.spark.streaming.changelog: change rows per snapshot, carry-over removal, update
 images and net changes, as Iceberg Java computes them."""
 
 from __future__ import annotations
@@ -9,7 +9,12 @@ import pytest
 from pyspark.sql import SparkSession
 
 from floe.errors import ValidationError
-from floe.spark.changelog import ChangelogRange, changelog_dataframe, changelog_files, changelog_range
+from floe.spark.streaming.changelog import (
+    ChangelogRange,
+    changelog_dataframe,
+    changelog_files,
+    changelog_range,
+)
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
 

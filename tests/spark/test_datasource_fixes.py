@@ -13,9 +13,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 import floe
-import floe.spark.datasource  # registers format("iceberg")
+import floe.spark.datasource.provider  # registers format("iceberg")
 from floe.io.arrow_schema import schema_to_arrow
-from floe.spark.configure import attach
+from floe.spark.runtime.configure import attach
 from floe.spec.schema import Schema
 from floe.spec.types import (
     BinaryType,
@@ -226,9 +226,9 @@ def test_datasource_sql_create_table_options_path_explains_and_temp_view_works(
 _E2E_SCRIPT = """
 import json, sys
 import pyarrow as pa
-import floe, floe.spark.datasource
-from floe.spark.read import read as native_read
-from floe.spark.configure import session
+import floe, floe.spark.datasource.provider
+from floe.spark.scan.table_read import read as native_read
+from floe.spark.runtime.configure import session
 
 spark = session({"spark.master": "local[1]", "spark.sql.session.timeZone": "UTC"}, app_name="floe-e2e")
 cat = floe.load_catalog()  # the embedded catalog `floe` in $FLOE_HOME

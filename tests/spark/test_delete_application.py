@@ -32,8 +32,8 @@ from floe.cli.sql import make_session
 from floe.config import FloeConfig
 from floe.io.locations import to_local_path
 from floe.io.table_folder import FolderTable, PathMapper, open_table_folder
-from floe.spark import delete_joins
-from floe.spark.read import located_folder_table
+from floe.spark.scan import delete_joins
+from floe.spark.scan.table_read import located_folder_table
 from floe.spec.manifest import FileContent
 from floe.spec.schema import Schema
 from floe.spec.types import DoubleType, IntegerType, LongType, NestedField, StringType

@@ -1,4 +1,4 @@
-"""Equality deletes applied as an array over one integral key column (floe.spark.equality_arrays) instead of
+"""Equality deletes applied as an array over one integral key column (floe.spark.scan.equality_arrays) instead of
 a join: the rows every read path returns are the differential reader's (_delete_oracle.py), for keys of a
 negative int column promoted to long after its deletes were written, other key columns holding nulls,
 dates and quotes, delete files with and without field ids, rows inserted again after their delete, and
@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.io.table_folder import FolderTable, PathMapper
-from floe.spark import delete_joins, equality_arrays
+from floe.spark.scan import delete_joins, equality_arrays
 from floe.spec.schema import Schema
 from floe.spec.types import DateType, IntegerType, LongType, NestedField, StringType
 from floe.table.table import Table
@@ -137,7 +137,7 @@ def test_an_optional_key_takes_the_array_until_a_delete_names_null(spark: SparkS
 def test_the_packed_array_is_kept_for_reads_of_the_same_delete_files(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Read again, the same delete files are not read and packed again (floe.spark.equality_array_cache);
+    """Read again, the same delete files are not read and packed again (floe.spark.scan.equality_array_cache);
     a new delete file makes a new array, and files without field ids (read through the name mapping, an
     input the cache does not name) are packed at every read."""
     packs: list[int] = []

@@ -10,9 +10,9 @@ import itertools
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from floe.spark import delete_joins
-from floe.spark.changes import apply_changes
-from floe.spark.read import read
+from floe.spark.scan import delete_joins
+from floe.spark.scan.table_read import read
+from floe.spark.streaming.changes import apply_changes
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
 
@@ -41,11 +41,12 @@ def changed_table(
     """A v2 table after ``batches`` change batches, and the model of its rows ((id, dt) -> v)."""
     name = f"eq_{next(_N)}"
     session.sql(f"CREATE TABLE db.{name} (id BIGINT NOT NULL, dt STRING NOT NULL, v STRING) USING iceberg "
-                f"PARTITIONED BY ({partition}) TBLPROPERTIES ('format-version'='2', 'write.upsert.enabled'='{str(upsert).lower()}')")
+                f"PARTITIONED BY ({partition}) TBLPROPERTIES ('format-version'='2')")
     more = {(100 + i, f"p{i % 2}"): "a" for i in range(more_base_rows)}
     values = ", ".join(f"({i}, '{dt}', 'a')" for i, dt in [(1, "p0"), (2, "p1"), (3, "p1"), (4, "p0"), *more])
-    session.sql(f"INSERT INTO db.{name} VALUES {values}")
+    session.sql(f"INSERT INTO db.{name} VALUES {values}")  # the base rows: a plain append, no deletes
     session.sql(f"ALTER TABLE db.{name} SET IDENTIFIER FIELDS {keys}")
+    session.sql(f"ALTER TABLE db.{name} SET TBLPROPERTIES ('write.upsert.enabled'='{str(upsert).lower()}')")
     model = {(1, "p0"): "a", (2, "p1"): "a", (3, "p1"): "a", (4, "p0"): "a", **more}
     table = session.catalog().load_table(f"db.{name}")  # type: ignore[attr-defined]
     assert isinstance(table, Table)
@@ -70,7 +71,7 @@ def apply_batches(
 
 @pytest.fixture(autouse=True, params=["array", "join"])
 def equality_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test with the deletes as an array over the key (floe.spark.equality_arrays) where they fit one,
+    """Every test with the deletes as an array over the key (floe.spark.scan.equality_arrays) where they fit one,
     and with the anti-join."""
     if request.param == "join":
         monkeypatch.setattr(delete_joins, "ARRAY_EQUALITY_ROWS", 0)
@@ -104,7 +105,7 @@ def test_several_sequences_join_each_rows_file(
     # each delete file's sequence number and partition reach its rows through a literal map (a few files)
     # or a joined relation (many)
     if file_map == "joined":
-        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
+        monkeypatch.setattr("floe.spark.scan.driver_rows.INLINE_ENTRIES", 0)
     table, model = changed_table(session, spark, "id, dt", "dt")
     df = read(spark, table)
     assert read_rows(df) == model

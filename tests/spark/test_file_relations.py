@@ -1,7 +1,7 @@
-"""How Floe hands files to Spark's file sources (floe.spark.file_uris.file_relation).
+"""How Floe hands files to Spark's file sources (floe.spark.scan.file_uris.file_relation).
 
 With the files' sizes known (from the manifests), many files go to Spark as a file sink log of statuses
-(floe.spark.file_status_log), so none is looked up; names Hadoop could print differently are listed by
+(floe.spark.scan.file_status_log), so none is looked up; names Hadoop could print differently are listed by
 Spark as before. Either way every file is read once, rows carry the URIs reported_uris gives, no column is
 inferred from ``k=v`` folders, and a missing file fails the read whatever the session's settings.
 """
@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from floe.spark.file_status_log import loggable_uri
-from floe.spark.file_uris import file_relation, reported_uris
+from floe.spark.scan.file_status_log import loggable_uri
+from floe.spark.scan.file_uris import file_relation, reported_uris
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

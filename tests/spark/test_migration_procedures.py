@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from floe.errors import FloeError, UnsupportedError, ValidationError
 from floe.serde.single_value import decode_bounds
-from floe.spark.import_sources import parse_source_name
+from floe.spark.procedures.import_sources import parse_source_name
 from floe.sql.engine import SqlSession
 
 _N = itertools.count()

@@ -1,7 +1,7 @@
 """The same Spark pipelines on a local warehouse and on S3 (moto's server on 127.0.0.1), through ``spark.sql``.
 
 pyspark ships no hadoop-aws, so on S3 Floe's data plane moves the bytes with pyarrow in Spark's Python
-workers (floe.spark.storage); the results must be the ones the local warehouse gives, checked against a
+workers (floe.spark.runtime.storage); the results must be the ones the local warehouse gives, checked against a
 Python model of the rows. PyIceberg reads what Floe wrote on S3. The Hadoop catalog is refused there.
 """
 
@@ -21,8 +21,8 @@ import floe.spark
 from floe.errors import UnsupportedError
 from floe.io.fileio import FileIO
 from floe.maintenance.orphan_files import remove_orphan_files
-from floe.spark.read import load_table
-from floe.spark.storage import s3a_settings, spark_reaches
+from floe.spark.runtime.storage import s3a_settings, spark_reaches
+from floe.spark.scan.table_read import load_table
 
 ROWS = 400
 SOURCE_VIEW = "object_storage_src"  # dropped after each test: the session is shared

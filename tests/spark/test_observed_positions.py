@@ -1,5 +1,5 @@
 """Merge-on-read MERGE, UPDATE and DELETE gathering their deleted positions in the Spark job that writes
-(or reads) their rows (floe.spark.observed_positions): the delete files the driver writes, the cardinality
+(or reads) their rows (floe.spark.row_level.observed_positions): the delete files the driver writes, the cardinality
 check, and Iceberg Java reading the result."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 import floe
 import floe.spark
 from floe.errors import ValidationError
-from floe.spark.observed_positions import ObservedPositions
+from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.types import from_spark_schema
 from floe.spec.manifest import FileContent
 from floe.table.table import Table
@@ -122,7 +122,7 @@ def test_a_suspected_double_match_fails_only_when_confirmed(spark: SparkSession,
 
 
 def test_observer_refuses_too_many_candidate_rows(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import floe.spark.observed_positions as op
+    import floe.spark.row_level.observed_positions as op
 
     table = _table(spark, tmp_path / "wh")
     tasks = list(table.scan().plan_files())

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 import floe.spark
 from floe.errors import NoSuchTableError, UnsupportedError, ValidationError
-from floe.spark.configure import interpreter_has_floe
+from floe.spark.runtime.configure import interpreter_has_floe
 
 
 @pytest.fixture

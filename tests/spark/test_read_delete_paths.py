@@ -1,7 +1,7 @@
 """Position deletes on the Spark read path under paths Spark spells differently from the manifests.
 
 The read path learns from Spark which ``_metadata.file_path`` each file's rows carry
-(floe.spark.file_uris.reported_uris) and joins on it exactly: tricky names, relative and non-normal
+(floe.spark.scan.file_uris.reported_uris) and joins on it exactly: tricky names, relative and non-normal
 locations must all find the deleted rows, and the join must broadcast the (few) deletes instead of
 sorting every data row.
 """
@@ -23,8 +23,8 @@ from floe.catalog.hadoop import HadoopCatalog
 from floe.errors import ReadError
 from floe.io.arrow_schema import schema_to_arrow
 from floe.io.locations import to_local_path
-from floe.spark import delete_joins
-from floe.spark.file_uris import file_relation, reported_uris, spark_location
+from floe.spark.scan import delete_joins
+from floe.spark.scan.file_uris import file_relation, reported_uris, spark_location
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 from floe.spec.types import LongType, NestedField
@@ -119,7 +119,7 @@ def test_position_deletes_under_tricky_paths(
     # Deletes of a few files are a bitmap in the plan, unless their positions span too many words for one
     # (then the rows the driver read are joined)...
     if path == "bitmap-too-wide":
-        monkeypatch.setattr("floe.spark.position_bitmaps.MAX_BITMAP_WORDS", 0)
+        monkeypatch.setattr("floe.spark.scan.position_bitmaps.MAX_BITMAP_WORDS", 0)
     elif path != "bitmap":  # ... or are too many for the driver to read
         monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
     if not path.startswith(("bitmap", "driver-read")):  # as if the deletes were more: Spark reads the delete files
@@ -134,7 +134,7 @@ def test_position_deletes_under_tricky_paths(
     if path in ("spark-read-literal-map", "spark-read-joined-map"):
         monkeypatch.setattr(delete_joins, "INLINE_FILES", 0)
     if path == "spark-read-joined-map":
-        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
+        monkeypatch.setattr("floe.spark.scan.driver_rows.INLINE_ENTRIES", 0)
     wh = tmp_path / "w h%41+é\u200b"
     wh.mkdir()
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,4 @@
-"""floe.spark.read on tables Floe commits itself: schema evolution, the rename/pushdown guard, deletes,
+"""floe.spark.scan.table_read on tables Floe commits itself: schema evolution, the rename/pushdown guard, deletes,
 time travel, incremental appends, the ``iceberg`` data source and metadata tables as DataFrames.
 
 Data files are written with pyarrow (field ids in the Parquet schema) and committed with Floe's producers.
@@ -19,7 +19,7 @@ import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.errors import NoSuchSnapshotError, UnsupportedError
 from floe.io.arrow_schema import schema_to_arrow
-from floe.spark.metadata_tables import metadata_table_df
+from floe.spark.scan.metadata_tables import metadata_table_df
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.partitioning import PartitionField, PartitionSpec
 from floe.spec.schema import Schema

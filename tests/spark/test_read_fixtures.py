@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 import floe.spark
 from floe.errors import FloeError, NoSuchFileError, ValidationError
 from floe.io.table_folder import FolderTable, open_table_folder
-from floe.spark.read import located_folder_table
+from floe.spark.scan.table_read import located_folder_table
 from floe.spec.schema import Schema
 
 FIXTURES = Path("/work/shared/fixtures/java-tables")

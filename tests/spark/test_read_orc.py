@@ -1,4 +1,4 @@
-"""floe.spark.read on ORC data files: Spark reads them natively, columns matched by Iceberg field id.
+"""floe.spark.scan.table_read on ORC data files: Spark reads them natively, columns matched by Iceberg field id.
 
 ORC files are written with pyarrow, which stores field metadata as ORC type attributes (``iceberg.id``, as
 Iceberg Java does). Files with position deletes are read on the driver (Spark's ORC source has no
@@ -24,7 +24,7 @@ import floe.spark
 from floe.catalog.hadoop import HadoopCatalog
 from floe.io.name_mapping import NameMapping, mapping_contradicts_schema
 from floe.io.table_folder import open_table_folder
-from floe.spark.read import located_folder_table
+from floe.spark.scan.table_read import located_folder_table
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.partitioning import PartitionField, PartitionSpec
 from floe.spec.schema import Schema

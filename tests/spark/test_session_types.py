@@ -18,7 +18,7 @@ from floe.io.arrow_schema import field_id_of, schema_to_arrow
 from floe.io.parquet_metrics import footer_metrics
 from floe.io.projection import project_by_field_id
 from floe.serde.single_value import from_bytes
-from floe.spark.configure import REQUIRED_SQL_CONF, attach, register_session_hook
+from floe.spark.runtime.configure import REQUIRED_SQL_CONF, attach, register_session_hook
 from floe.spark.types import from_spark_schema, to_spark_ddl, to_spark_schema, to_spark_type
 from floe.spec.schema import Schema
 from floe.spec.types import (
@@ -104,7 +104,7 @@ def test_attach_reapplies_conf_and_runs_hooks(spark: SparkSession) -> None:
         assert spark.conf.get("spark.sql.parquet.fieldId.read.enabled") == "true"
         assert seen == [spark]
     finally:
-        from floe.spark import configure as session_module
+        from floe.spark.runtime import configure as session_module
 
         session_module._SESSION_HOOKS.remove(seen.append)
 

@@ -88,8 +88,8 @@ def test_delete_by_metrics_is_metadata_only(session: SqlSession) -> None:
 def test_delete_rewrite_conflicts_with_concurrent_append_in_same_partition(
     session: SqlSession, spark: SparkSession
 ) -> None:
-    from floe.spark.row_commits import rewrite_commit
-    from floe.spark.row_level import plan_candidates
+    from floe.spark.row_level.commits import rewrite_commit
+    from floe.spark.row_level.dml import plan_candidates
 
     session.sql("CREATE TABLE conf (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt)")
     session.sql("INSERT INTO conf VALUES (1, 'a'), (2, 'a')")
@@ -228,8 +228,8 @@ def test_copy_on_write_rewrites_are_distributed_as_iceberg_java_does(
     session: SqlSession, spark: SparkSession, partitioned: bool, command: str, mode: str | None,
     by_file: str | None, options: dict[str, str],
 ) -> None:
-    from floe.spark.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
-    from floe.spark.row_commits import rewrite_distribution
+    from floe.spark.row_level.commits import rewrite_distribution
+    from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 
     name = f"dist_{command.lower()}_{int(partitioned)}_{mode or 'default'}"
     prop = f", 'write.{command.lower()}.distribution-mode'='{mode}'" if mode else ""
@@ -255,9 +255,9 @@ def test_copy_on_write_delete_clusters_by_file_without_a_shuffle_when_the_read_s
     """Each rewritten file's rows stay in one task, so they land in one new file: without a shuffle when Spark
     reads every file in one task, by a shuffle on the file when it splits one (a split size far below the
     files' sizes)."""
-    from floe.spark.file_uris import reads_each_file_whole
-    from floe.spark.read import dataframe_for_scan
-    from floe.spark.row_commits import rewrite_distribution
+    from floe.spark.row_level.commits import rewrite_distribution
+    from floe.spark.scan.file_uris import reads_each_file_whole
+    from floe.spark.scan.table_read import dataframe_for_scan
 
     name = f"cow_whole_{int(split)}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")

@@ -104,7 +104,7 @@ def test_position_delete_files_have_field_ids_sorted_rows_bounds_and_reference(
 ) -> None:
     # The data file -> delete file group map is a literal in the plan for a few files, a broadcast for many
     if file_map == "broadcast":
-        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
+        monkeypatch.setattr("floe.spark.scan.driver_rows.INLINE_ENTRIES", 0)
     session.sql("DROP TABLE IF EXISTS pd PURGE")  # the other parameter's
     session.sql(f"CREATE TABLE pd (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql(f"INSERT INTO pd {one_task('(1), (2), (3), (4)', 'id')}")
@@ -159,7 +159,7 @@ def test_update_merge_on_read_matches_copy_on_write(session: SqlSession) -> None
 @pytest.mark.parametrize("file_map", ["inline", "broadcast"])
 def test_merge_merge_on_read_matches_copy_on_write(session: SqlSession, monkeypatch: pytest.MonkeyPatch, file_map: str) -> None:
     if file_map == "broadcast":
-        monkeypatch.setattr("floe.spark.driver_rows.INLINE_ENTRIES", 0)
+        monkeypatch.setattr("floe.spark.scan.driver_rows.INLINE_ENTRIES", 0)
     for name in ("mrg_cow", "mrg_mor", "msrc"):  # the other parameter's
         session.sql(f"DROP TABLE IF EXISTS {name} PURGE")
     cow, mor = create_pair(session, "mrg", "id BIGINT, v STRING, n INT", "bucket(2, id)")
@@ -211,9 +211,9 @@ def test_merge_on_read_on_v1_table_is_refused_and_changes_nothing(session: SqlSe
 
 def test_row_delta_conflicts_fail_and_leave_no_new_files(session: SqlSession, spark: SparkSession) -> None:
     from floe.expressions.parser import parse_filter
-    from floe.spark.read import dataframe_for_scan
-    from floe.spark.row_commits import row_delta_commit
-    from floe.spark.row_level import plan_candidates
+    from floe.spark.row_level.commits import row_delta_commit
+    from floe.spark.row_level.dml import plan_candidates
+    from floe.spark.scan.table_read import dataframe_for_scan
 
     session.sql(f"CREATE TABLE rc (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt) TBLPROPERTIES ('format-version'='2', {MOR}, {PARTITION_SCOPED})")
     session.sql("INSERT INTO rc " + one_task("(1, 'a'), (2, 'a'), (3, 'a')", "id, dt"))
@@ -245,9 +245,9 @@ def test_row_delta_written_together_leaves_nothing_when_one_write_fails(
 ) -> None:
     """The delete files and the data files of a row delta are written at once: when either write fails, the
     files the other wrote are deleted and nothing is committed."""
-    from floe.spark.read import dataframe_for_scan
-    from floe.spark.row_commits import row_delta_commit
-    from floe.spark.row_level import plan_candidates
+    from floe.spark.row_level.commits import row_delta_commit
+    from floe.spark.row_level.dml import plan_candidates
+    from floe.spark.scan.table_read import dataframe_for_scan
 
     name = f"wt_{failing}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, n INT) USING iceberg TBLPROPERTIES ('format-version'='2', {MOR})")

@@ -14,8 +14,8 @@ from pyspark.sql import SparkSession
 
 import floe.spark
 from floe.errors import ValidationError
-from floe.spark.changes import apply_changes
-from floe.spark.streaming import EPOCH_ID, QUERY_ID
+from floe.spark.streaming.changes import apply_changes
+from floe.spark.streaming.sink import EPOCH_ID, QUERY_ID
 from floe.spec.manifest import FileContent
 from floe.table.table import Table
 from tests.spark._changelog import apply_model, as_state, random_batches, write_batch_files
@@ -43,7 +43,7 @@ def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
 
 
 def _table(spark: SparkSession, name: str) -> Table:
-    from floe.spark.sql_session import floe_sql_state
+    from floe.spark.runtime.sql_session import floe_sql_state
 
     return floe_sql_state(spark).context.load(tuple(name.split(".")))
 

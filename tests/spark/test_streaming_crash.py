@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import floe
-from floe.spark.streaming import EPOCH_ID, QUERY_ID
+from floe.spark.streaming.sink import EPOCH_ID, QUERY_ID
 from floe.table.table import Table
 from tests.spark._changelog import apply_model, as_state, random_batches, write_batch_files
 

@@ -15,8 +15,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 import floe.spark
-from floe.spark.sql_session import floe_sql_state
-from floe.spark.streaming import EPOCH_ID
+from floe.spark.runtime.sql_session import floe_sql_state
+from floe.spark.streaming.sink import EPOCH_ID
 from tests.conftest import Jsql
 from tests.spark._changelog import apply_model, as_state, random_batches, write_batch_files
 

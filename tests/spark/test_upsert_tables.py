@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import floe.spark
 from floe.errors import UnsupportedError, ValidationError
-from floe.spark.read import load_table
+from floe.spark.scan.table_read import load_table
 from floe.spec.manifest import FileContent
 from floe.sql.engine import SqlSession
 from floe.table.table import Table

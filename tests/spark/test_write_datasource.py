@@ -10,8 +10,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import floe
-import floe.spark.datasource
-from floe.spark.configure import attach
+import floe.spark.datasource.provider
+from floe.spark.runtime.configure import attach
 from floe.spec.partitioning import PartitionSpecBuilder
 
 SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("name", pa.string())])
@@ -99,7 +99,7 @@ def test_datasource_writeto_is_refused_by_spark(spark: SparkSession, table: floe
 
 
 def test_resolve_table_by_location_and_inline_catalog(tmp_path: Path) -> None:
-    from floe.spark.datasource_write import resolve_table
+    from floe.spark.datasource.writer import resolve_table
 
     cat = floe.load_catalog("r", type="sql", uri=f"sqlite:///{tmp_path}/r.db", warehouse=str(tmp_path / "rw"))
     cat.create_namespace("db")
@@ -117,7 +117,7 @@ def test_written_files_record_the_unsorted_order_as_iceberg_java_does(spark: Spa
     _df(spark, 0, 30).write.format("iceberg").mode("append").save(table.location())
     table.refresh()
     assert {t.data_file.sort_order_id for t in table.scan().plan_files()} == {0}
-    table.append(_df(spark, 100, 30))  # floe.spark.write sorts the rows (range distribution + local sort)
+    table.append(_df(spark, 100, 30))  # floe.spark.write.dataframe_write sorts the rows (range distribution + local sort)
     added = {t.data_file.sort_order_id for t in table.scan(row_filter="id >= 100").plan_files()}
     assert added == {0}
     assert [r["id"] for r in _rows(table)] == [*range(30), *range(100, 130)]

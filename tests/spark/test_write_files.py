@@ -1,4 +1,4 @@
-"""floe.spark.write.write_files: Spark writes data files and hands back their DataFiles, committing nothing."""
+"""floe.spark.write.dataframe_write.write_files: Spark writes data files and hands back their DataFiles, committing nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 import floe
 from floe.errors import ValidationError
 from floe.io.locations import to_local_path
-from floe.spark.write import write_files
+from floe.spark.write.dataframe_write import write_files
 from floe.spec.partitioning import PartitionSpecBuilder
 
 SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("name", pa.string())])

@@ -1,4 +1,4 @@
-"""floe.spark.transforms (native Spark expressions) against floe.transforms for random values."""
+"""floe.spark.write.transforms (native Spark expressions) against floe.transforms for random values."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from floe.io.arrow_schema import type_to_arrow
-from floe.spark.transforms import murmur3_seed0, transform_column
+from floe.spark.write.transforms import murmur3_seed0, transform_column
 from floe.spec.types import (
     BinaryType,
     DateType,
@@ -113,7 +113,7 @@ def test_spark_string_hash_differs_from_murmur3_for_odd_lengths(spark: SparkSess
 
 
 def test_partition_dir_values_decode_to_floe_values() -> None:
-    from floe.spark._write_layout import decode_partition_dirs
+    from floe.spark.write.layout import decode_partition_dirs
     from floe.spec.partitioning import PartitionSpecBuilder
     from floe.spec.schema import Schema
     from floe.spec.types import NestedField

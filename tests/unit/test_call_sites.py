@@ -1,4 +1,4 @@
-"""floe.spark.call_sites: PySpark's call-site capture is off inside Floe's blocks and back after."""
+"""floe.spark.runtime.call_sites: PySpark's call-site capture is off inside Floe's blocks and back after."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 import pytest
 from pyspark.errors import utils as pyspark_error_utils
 
-from floe.spark.call_sites import without_call_sites
+from floe.spark.runtime.call_sites import without_call_sites
 
 
 def test_the_setting_pyspark_reads_exists() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from floe.spark.equality_array_cache import ArrayCache
+from floe.spark.scan.equality_array_cache import ArrayCache
 
 
 def test_packs_once_per_key_and_keeps_none() -> None:

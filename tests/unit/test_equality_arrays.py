@@ -1,4 +1,4 @@
-"""Equality deletes on one integral key packed into an array (floe.spark.equality_arrays): per key the rank
+"""Equality deletes on one integral key packed into an array (floe.spark.scan.equality_arrays): per key the rank
 of its newest delete and the values of the other key columns it names, in lanes of 8, 16 or 32 bits, and
 no array for keys naming two sets of other values, too wide a key range or too many other values; the
 other key columns' values as sets of SQL literals."""
@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from floe.spark import equality_arrays
-from floe.spark.equality_arrays import DeleteKeys, EqualityArray, other_value_sets, pack_equality
+from floe.spark.scan import equality_arrays
+from floe.spark.scan.equality_arrays import DeleteKeys, EqualityArray, other_value_sets, pack_equality
 from floe.spec.types import DateType, IntegerType, NestedField, StringType
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from floe.io.fileio import FileIO
-from floe.spark.group_rewrites import rewrite_groups
+from floe.spark.procedures.group_rewrites import rewrite_groups
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 
 

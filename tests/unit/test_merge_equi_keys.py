@@ -1,8 +1,8 @@
-"""The ON-condition equalities a MERGE can prune its target by (floe.spark.merge_pruning.equi_keys)."""
+"""The ON-condition equalities a MERGE can prune its target by (floe.spark.row_level.merge_pruning.equi_keys)."""
 
 from __future__ import annotations
 
-from floe.spark.merge_pruning import equi_keys
+from floe.spark.row_level.merge_pruning import equi_keys
 
 
 def test_equi_keys_reads_qualified_equalities_in_either_order() -> None:

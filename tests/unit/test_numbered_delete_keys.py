@@ -1,4 +1,4 @@
-"""The one-long keys of position deletes on few data files (floe.spark.delete_joins): unique per (file,
+"""The one-long keys of position deletes on few data files (floe.spark.scan.delete_joins): unique per (file,
 position), and rows that name no scanned file or no possible row are dropped rather than wrapped into
 another row's key."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from floe.spark.delete_joins import _numbered_keys
+from floe.spark.scan.delete_joins import _numbered_keys
 
 
 def test_keys_tell_files_and_positions_apart_and_drop_what_names_no_row() -> None:

@@ -1,4 +1,4 @@
-"""Deleted positions of a few data files packed into 64-bit words (floe.spark.position_bitmaps): each
+"""Deleted positions of a few data files packed into 64-bit words (floe.spark.scan.position_bitmaps): each
 file's words apart, bit pos % 64 of word pos // 64, rows naming no scanned file or no row left out, and no
 bitmap past the size limit."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from floe.spark import position_bitmaps
-from floe.spark.position_bitmaps import pack_positions
+from floe.spark.scan import position_bitmaps
+from floe.spark.scan.position_bitmaps import pack_positions
 
 
 def _rows(pairs: list[tuple[str, int]]) -> pa.Table:

@@ -14,11 +14,11 @@
 
 Merge-on-read (``write.delete.mode`` / ``write.update.mode`` = ``merge-on-read``, format v2+): instead of
 rewriting partly matching files, the matching rows' positions are written as position delete files
-(floe.spark.position_deletes) and UPDATE writes only the updated rows as new data files; one row delta
+(floe.spark.row_level.position_deletes) and UPDATE writes only the updated rows as new data files; one row delta
 commits them, validated against concurrent changes since the scan (files it deletes from must still exist,
 no new data or deletes matching the condition). DELETE still drops wholly matching files from metadata.
 
-Rewritten rows are written by Spark executors (floe.spark.write.write_files), never collected to the
+Rewritten rows are written by Spark executors (floe.spark.write.dataframe_write.write_files), never collected to the
 driver; the new files are deleted if the commit fails (unless its outcome is unknown).
 """
 
@@ -302,7 +302,7 @@ def _target_frame(ctx: HandlerContext, table: Table) -> Callable[[], DataFrame]:
 
 
 def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
-    """``DELETE FROM t [WHERE cond]``: floe.spark.row_level.delete_rows (metadata-only where whole files match)."""
+    """``DELETE FROM t [WHERE cond]``: floe.spark.row_level.dml.delete_rows (metadata-only where whole files match)."""
     assert isinstance(stmt, c.Delete)
     what = short_sql(stmt.sql) or "DELETE"
     table, branch = ctx.load_for_write(stmt.table)
@@ -317,7 +317,7 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
 
 
 def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
-    """``UPDATE t SET c = expr, ... [WHERE cond]``: floe.spark.row_level.update_rows."""
+    """``UPDATE t SET c = expr, ... [WHERE cond]``: floe.spark.row_level.dml.update_rows."""
     assert isinstance(stmt, c.Update)
     what = short_sql(stmt.sql) or "UPDATE"
     table, branch = ctx.load_for_write(stmt.table)

@@ -1,4 +1,4 @@
-"""MERGE INTO: the statement translated into floe.spark.row_level.merge_into (the engine and its semantics).
+"""MERGE INTO: the statement translated into floe.spark.row_level.dml.merge_into (the engine and its semantics).
 
 Semantics are Spark's: a target row matched by a source row takes the first ``WHEN MATCHED`` clause whose
 condition holds (UPDATE or DELETE; no clause keeps it); a source row without a target row takes the first
@@ -69,7 +69,7 @@ def _clause_values(
 
 
 def run_merge(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
-    """``MERGE INTO target USING source ON cond WHEN ...``: floe.spark.row_level.merge_into."""
+    """``MERGE INTO target USING source ON cond WHEN ...``: floe.spark.row_level.dml.merge_into."""
     assert isinstance(stmt, c.Merge)
     what = short_sql(stmt.sql) or "MERGE INTO"
     table, branch = ctx.load_for_write(stmt.target)

@@ -1,7 +1,7 @@
 """Change-log procedures: ``create_changelog_view``.
 
 As Iceberg 1.10's CreateChangelogViewProcedure: a Spark temporary view (``changelog_view``, default
-```<table>_changes``` as Java names it) over the table's changes (floe.spark.changelog) in the range the
+```<table>_changes``` as Java names it) over the table's changes (floe.spark.streaming.changelog) in the range the
 ``options`` map selects (``start-snapshot-id``, ``end-snapshot-id``, ``start-timestamp``, ``end-timestamp``).
 Carry-over rows are always removed; update images are computed when ``compute_updates`` (default: when
 ``identifier_columns`` are given), with the given identifier columns or the table's identifier fields.

@@ -2,7 +2,7 @@
 
 Parameters and result columns are Iceberg 1.10's. Sources are Spark's (``src_tbl``, ``db.t``,
 ``spark_catalog.db.t``) or, for ``add_files``, a folder (``` `parquet`.`/path` ```); the work is in
-floe.spark.import_files and floe.spark.table_migration. ``snapshot`` and ``migrate`` create their table in
+floe.spark.procedures.import_files and floe.spark.procedures.table_migration. ``snapshot`` and ``migrate`` create their table in
 the procedure's catalog under the name the ``table`` argument resolves to there.
 """
 

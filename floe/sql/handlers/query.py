@@ -2,7 +2,7 @@
 
 Every table reference of the query (``db.t``, ``cat.db.t.history``, ``t VERSION AS OF 123``,
 ``t.branch_dev``) is registered as a temporary view: a table as ``floe.spark.read(...)`` at the
-requested snapshot, a metadata table as ``floe.spark.metadata_tables.metadata_table_df``. The query is
+requested snapshot, a metadata table as ``floe.spark.scan.metadata_tables.metadata_table_df``. The query is
 rewritten to use the view names (aliases kept) and run by ``spark.sql``; joins, aggregates and functions
 are Spark's.
 """

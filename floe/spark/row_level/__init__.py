@@ -1,0 +1,2 @@
+"""Row-level changes on Spark: DELETE, UPDATE and MERGE, copy-on-write or merge-on-read (position
+deletes, deletion vectors), and their commits."""

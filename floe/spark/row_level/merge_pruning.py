@@ -1,0 +1,106 @@
+"""The target files a MERGE source can match: a filter from the source's key ranges (Spark's dynamic
+partition pruning, done at planning time).
+
+A MERGE without ``WHEN NOT MATCHED BY SOURCE`` never changes a target row that matches no source row, so
+target files that cannot hold a match need not be read. For each ``t.col = s.col`` conjunct of the ON
+condition on a top-level target column of an ordered type, one aggregation over the source gives the
+column's min and max; ``col BETWEEN min AND max`` then prunes the scan by partition (days(ts) of a
+two-day source reads two days) and by file metrics. Equality never matches NULL, so a key column that is
+NULL in every source row means no target row can match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlglot
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from sqlglot import expressions as exp
+
+from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression, and_
+from floe.expressions.builders import greater_than_or_equal, less_than_or_equal
+from floe.spark.scan.row_columns import quoted
+from floe.spark.types import to_spark_type
+from floe.spec.schema import Schema
+from floe.spec.types import (
+    DateType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestampType,
+    TimestamptzType,
+)
+
+__all__ = ["equi_keys", "source_range_filter"]
+
+# Types whose Spark order is Iceberg's and whose bounds convert exactly (floats left out: NaN = NaN in Spark).
+_ORDERED = (IntegerType, LongType, DateType, TimestampType, TimestamptzType, StringType, DecimalType)
+
+
+def equi_keys(on: str, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
+    """(target column, source column) of each top-level ``t.a = s.b`` conjunct of ``on`` (either order)."""
+    try:
+        tree = sqlglot.parse_one(on, read="spark")
+    except sqlglot.errors.ParseError:
+        return []
+    t, s = target_alias.lower(), source_alias.lower()
+    keys = []
+    for conjunct in tree.flatten() if isinstance(tree, exp.And) else [tree]:
+        if not isinstance(conjunct, exp.EQ):
+            continue
+        left, right = conjunct.left, conjunct.right
+        if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+            continue
+        sides = {left.table.lower(): left.name, right.table.lower(): right.name}
+        if set(sides) == {t, s}:
+            keys.append((sides[t], sides[s]))
+    return keys
+
+
+def _bound_expr(name: str, spark_type: T.DataType, highest: bool) -> Column:
+    """max (else min) of a source column in a form Floe's literals read exactly (micros, days, text)."""
+    column = F.col(quoted(name))
+    value = F.max(column) if highest else F.min(column)
+    if isinstance(spark_type, T.TimestampType):
+        return F.unix_micros(value)
+    if isinstance(spark_type, T.DateType):
+        return F.unix_date(value)
+    if isinstance(spark_type, (T.TimestampNTZType, T.DecimalType)):
+        return value.cast("string")
+    return value
+
+
+def source_range_filter(
+    schema: Schema, source: DataFrame, keys: Sequence[tuple[str, str]]
+) -> BooleanExpression:
+    """A filter every target row matching some source row on ``keys`` passes (AlwaysTrue when none applies)."""
+    by_name = {f.name.lower(): f for f in schema.fields}
+    source_types = {f.name.lower(): f.dataType for f in source.schema.fields}
+    usable: list[tuple[NestedField, str, T.DataType]] = []
+    for target_col, source_col in keys:
+        f = by_name.get(target_col.lower())
+        spark_type = source_types.get(source_col.lower())
+        if f is None or spark_type is None or not isinstance(f.field_type, _ORDERED):
+            continue
+        if to_spark_type(f.field_type) != spark_type:  # an implicit cast: Spark's order may differ
+            continue
+        usable.append((f, source_col, spark_type))
+    if not usable:
+        return AlwaysTrue()
+    aggs = []
+    for i, (_, col, spark_type) in enumerate(usable):
+        aggs += [_bound_expr(col, spark_type, False).alias(f"lo{i}"), _bound_expr(col, spark_type, True).alias(f"hi{i}")]
+    row = source.agg(*aggs).first()
+    assert row is not None  # a global aggregate has one row
+    expr: BooleanExpression = AlwaysTrue()
+    for i, (f, _, _) in enumerate(usable):
+        lo, hi = row[f"lo{i}"], row[f"hi{i}"]
+        if lo is None:  # no source row has a non-NULL key: nothing can match
+            return AlwaysFalse()
+        # micros, days, text and integers: what Floe's literal conversion reads exactly for each type
+        expr = and_(expr, greater_than_or_equal(f.name, lo), less_than_or_equal(f.name, hi))
+    return expr
