@@ -289,6 +289,8 @@ def footer_metrics(
         if mode.kind == "truncate" and isinstance(t, (StringType, BinaryType, FixedType)):
             lo_t = truncate_lower_bound(lo, mode.length)
             hi_t = truncate_upper_bound(upper[fid], mode.length)
+            if isinstance(t, FixedType):
+                t = BinaryType()  # a truncated fixed bound is shorter than the type, as Iceberg Java writes it
         lower_bytes[fid] = to_bytes(t, lo_t)
         if hi_t is not None:
             upper_bytes[fid] = to_bytes(t, hi_t)

@@ -736,8 +736,7 @@ def new_table_builder(
     """A builder holding a new table (its ``changes`` are what a REST create sends); see new_table_metadata."""
     user_props = dict(properties or {})
     version = props.property_int(user_props, props.FORMAT_VERSION, format_version)
-    for reserved in props.RESERVED_PROPERTIES:
-        user_props.pop(reserved, None)
+    user_props = props.persisted_properties(user_props)
     fresh_schema = assign_fresh_ids(schema)
     builder = MetadataBuilder(None, format_version=version)
     builder.assign_uuid(table_uuid)
@@ -745,8 +744,7 @@ def new_table_builder(
     builder.set_current_schema(builder.add_schema(fresh_schema, fresh_schema.highest_field_id))
     builder.set_default_spec(builder.add_partition_spec(_fresh_spec(spec, schema, fresh_schema)))
     builder.set_default_sort_order(builder.add_sort_order(_fresh_order(sort_order, schema, fresh_schema)))
-    if user_props:
-        builder.set_properties(user_props)
+    builder.set_properties(user_props)
     return builder
 
 

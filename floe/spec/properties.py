@@ -112,6 +112,7 @@ __all__ = [
     "WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT",
     "WRITE_TARGET_FILE_SIZE_BYTES",
     "WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT",
+    "persisted_properties",
     "property_bool",
     "property_int",
     "property_str",
@@ -305,6 +306,15 @@ def property_int(properties: Mapping[str, str], key: str, default: int) -> int:
         return int(str(raw).strip())
     except ValueError:
         raise ValidationError(f"Table property {key} must be an integer, got {raw!r}") from None
+
+
+def persisted_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The properties a new (or replacing) table stores: the given ones without the reserved keys, over the
+    defaults Iceberg Java's catalogs store on every new table (``write.parquet.compression-codec=zstd``, so
+    that engines whose built-in default is still gzip write zstd too)."""
+    stored = {PARQUET_COMPRESSION: PARQUET_COMPRESSION_DEFAULT}
+    stored.update((k, v) for k, v in properties.items() if k not in RESERVED_PROPERTIES)
+    return stored
 
 
 def property_bool(properties: Mapping[str, str], key: str, default: bool) -> bool:

@@ -204,8 +204,7 @@ def replacement_updates(
     user_props = dict(properties or {})
     props.validate_property_values(user_props)
     version = props.property_int(user_props, props.FORMAT_VERSION, base.format_version)
-    for reserved in props.RESERVED_PROPERTIES:
-        user_props.pop(reserved, None)
+    user_props = props.persisted_properties(user_props)  # as Java's buildReplacement stores them
     # The builder decides which schema/spec/order ids are reused; its recorded changes are the updates.
     builder = MetadataBuilder(base)
     if version > base.format_version:
@@ -217,8 +216,7 @@ def replacement_updates(
     builder.set_default_sort_order(builder.add_sort_order(new_order))
     if location and location.rstrip("/") != base.location:
         builder.set_location(location.rstrip("/"))
-    if user_props:
-        builder.set_properties(user_props)
+    builder.set_properties(user_props)
     if MAIN_BRANCH in base.refs:
         builder.remove_ref(MAIN_BRANCH)
     return list(builder.changes)

@@ -74,6 +74,9 @@ def check_pipeline(tmp_path: Path, master: str, how: str) -> None:
     assert got["joined"] == model["joined"]
     assert got["copy"] == model["copy"]
     assert got["spark_view"] == 3
+    assert got["functions"] == [["EU", "2024-01-02", 2]]
+    if how != "attach":  # spark.sql.defaultCatalog names the Iceberg catalog
+        assert got["unqualified"] == len(model["final"])
     assert "FileScan parquet" in got["plan"]
     assert "Python" not in got["plan"]  # a native scan, no Python data source
 

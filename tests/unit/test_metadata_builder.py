@@ -72,7 +72,7 @@ def test_new_table_metadata_assigns_fresh_ids(version):
     assert md.sort_order().order_id == 1
     assert md.sort_order().fields[0].source_id == 1
     assert isinstance(md.table_uuid, uuid.UUID)
-    assert md.properties == {"owner": "me"}
+    assert md.properties == {"owner": "me", "write.parquet.compression-codec": "zstd"}  # Java's new-table default
     assert md.current_snapshot() is None
     assert md.snapshots == ()
     assert md.refs == {}
@@ -83,7 +83,7 @@ def test_new_table_format_version_property_wins_and_is_not_stored():
         SCHEMA, UNPARTITIONED_SPEC, UNSORTED_SORT_ORDER, "/t", {"format-version": "1", "a": "b"}
     )
     assert md.format_version == 1
-    assert md.properties == {"a": "b"}
+    assert md.properties == {"a": "b", "write.parquet.compression-codec": "zstd"}
     assert md.sort_order().is_unsorted
     assert md.default_sort_order_id == 0
 
@@ -293,7 +293,7 @@ def test_properties_set_and_remove(version):
         .remove_properties(["owner", "nope"])
         .build()
     )
-    assert md.properties == {"a": "1"}
+    assert md.properties == {"a": "1", "write.parquet.compression-codec": "zstd"}
 
 
 def test_upgrade_v1_to_v2_and_refuse_downgrade():
@@ -374,3 +374,10 @@ def test_remove_current_schema_and_default_spec_refused():
         MetadataBuilder(md).remove_schemas([0])
     with pytest.raises(ValidationError, match="Cannot remove the default partition spec: 0"):
         MetadataBuilder(md).remove_partition_specs([0])
+
+
+def test_new_table_user_codec_wins_over_the_zstd_default():
+    md = new_table_metadata(
+        SCHEMA, UNPARTITIONED_SPEC, UNSORTED_SORT_ORDER, "/t", {"write.parquet.compression-codec": "snappy"}
+    )
+    assert md.properties == {"write.parquet.compression-codec": "snappy"}

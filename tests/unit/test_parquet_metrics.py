@@ -33,6 +33,7 @@ from floe.spec.types import (
     DateType,
     DecimalType,
     DoubleType,
+    FixedType,
     FloatType,
     IntegerType,
     ListType,
@@ -181,6 +182,14 @@ def test_footer_metrics_default_truncates_long_strings_with_incremented_upper(tm
     b = _bounds(m, schema)
     assert b["s"] == ("a" * 16, "z" * 15 + "{")
     assert b["b"] == (b"\x00" * 16, b"\x01" * 14 + b"\x02")
+
+
+def test_footer_metrics_fixed_longer_than_truncation_keeps_short_bounds(tmp_path: Path) -> None:
+    # Iceberg Java truncates fixed bounds like binary ones and writes them shorter than the type.
+    schema = Schema(NestedField(1, "f", FixedType(25)))
+    rows = [{"f": b"a" * 25}, {"f": b"b" * 25}]
+    m = footer_metrics(_write(tmp_path, rows, schema), schema)
+    assert (m.lower_bounds[1], m.upper_bounds[1]) == (b"a" * 16, b"b" * 15 + b"c")
 
 
 def test_truncate_upper_bound_unicode_increments_code_point() -> None:

@@ -189,6 +189,11 @@ def _set_runtime_conf(spark: SparkSession, key: str, value: str) -> None:
 _EXTENSIONS = "spark.sql.extensions"
 _CATALOG_PREFIX = "spark.sql.catalog."
 _DEFAULT_CATALOG = "spark.sql.defaultCatalog"
+# Where Floe keeps the session's default catalog when it names an Iceberg catalog: Spark itself resolves
+# functions (upper, explode, date_add ...) in its current catalog, and would try to load Iceberg's class for
+# it (CANNOT_LOAD_CATALOG.PLUGIN_CLASS_NOT_FOUND). Spark's own default goes back to its session catalog.
+FLOE_DEFAULT_CATALOG = "spark.floe.defaultCatalog"
+_SPARK_SESSION_CATALOG = "spark_catalog"
 
 
 def _session_confs(spark: SparkSession) -> dict[str, str]:
@@ -220,6 +225,8 @@ def _watch_runtime_conf() -> None:
 
     def set_(self: RuntimeConfig, key: str, value: object) -> None:
         original_set(self, key, value)  # type: ignore[arg-type]
+        if key == _DEFAULT_CATALOG and str(value) != _SPARK_SESSION_CATALOG:
+            original_unset(self, FLOE_DEFAULT_CATALOG)  # a new default: Floe takes it over if it is Iceberg's
         note_catalog_conf_change(key)
 
     def unset(self: RuntimeConfig, key: str) -> None:
@@ -231,23 +238,46 @@ def _watch_runtime_conf() -> None:
     RuntimeConfig._floe_watched = True  # type: ignore[attr-defined]
 
 
-def iceberg_catalog_confs(confs: Mapping[str, str]) -> dict[str, str]:
-    """The ``spark.sql.catalog.<name>[.key]`` confs of catalogs whose class is Iceberg's, and the default."""
-    iceberg = {
+def _iceberg_catalog_names(confs: Mapping[str, str]) -> set[str]:
+    return {
         key[len(_CATALOG_PREFIX) :]
         for key, value in confs.items()
         if key.startswith(_CATALOG_PREFIX) and "." not in key[len(_CATALOG_PREFIX) :]
         and value in ICEBERG_SPARK_CATALOG_CLASSES
     }
+
+
+def iceberg_catalog_confs(confs: Mapping[str, str]) -> dict[str, str]:
+    """The ``spark.sql.catalog.<name>[.key]`` confs of catalogs whose class is Iceberg's, and the default."""
+    iceberg = _iceberg_catalog_names(confs)
     out = {
         key: value
         for key, value in confs.items()
         if key.startswith(_CATALOG_PREFIX) and key[len(_CATALOG_PREFIX) :].split(".", 1)[0] in iceberg
     }
     default = confs.get(_DEFAULT_CATALOG)
+    if default in (None, _SPARK_SESSION_CATALOG):
+        default = confs.get(FLOE_DEFAULT_CATALOG)
     if default is not None and default in iceberg:
         out[_DEFAULT_CATALOG] = default
     return out
+
+
+def _take_over_default_catalog(spark: SparkSession, confs: Mapping[str, str]) -> None:
+    """A ``spark.sql.defaultCatalog`` naming an Iceberg catalog is kept by Floe, and Spark's goes back to its
+    session catalog, so that Spark's own resolution (functions, temporary views) keeps working."""
+    default = confs.get(_DEFAULT_CATALOG)
+    if default is None or default == _SPARK_SESSION_CATALOG or default not in _iceberg_catalog_names(confs):
+        return
+    spark.conf.set(FLOE_DEFAULT_CATALOG, default)
+    spark.conf.set(_DEFAULT_CATALOG, _SPARK_SESSION_CATALOG)
+
+
+def session_default_catalog(spark: SparkSession) -> str | None:
+    """The Iceberg catalog the session's ``spark.sql.defaultCatalog`` named (kept by Floe), else None."""
+    session_config(spark)
+    confs: Mapping[str, str] = getattr(spark, "_floe_catalog_confs", {})
+    return confs.get(_DEFAULT_CATALOG)
 
 
 def session_config(spark: SparkSession) -> FloeConfig:
@@ -264,7 +294,10 @@ def session_config(spark: SparkSession) -> FloeConfig:
     cached = getattr(spark, "_floe_config", None)
     if cached is not None and cached[0] == generation:
         return cached[1]  # type: ignore[no-any-return]
+    _take_over_default_catalog(spark, _session_confs(spark))
+    generation = _CATALOG_CONF_GENERATION[0]  # the take-over may have set confs
     confs = iceberg_catalog_confs(_session_confs(spark))
+    spark._floe_catalog_confs = confs  # type: ignore[attr-defined]
     key = tuple(sorted(confs.items()))
     config = cached[1] if cached is not None and cached[2] == key else FloeConfig.load(confs)
     spark._floe_config = (generation, config, key)  # type: ignore[attr-defined]

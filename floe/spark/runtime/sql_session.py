@@ -26,7 +26,7 @@ from pyspark.sql import types as T
 
 from floe.errors import ParseError
 from floe.spark.runtime.call_sites import without_call_sites
-from floe.spark.runtime.configure import attach, session_config
+from floe.spark.runtime.configure import attach, session_config, session_default_catalog
 from floe.spark.scan.driver_rows import empty_frame
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
@@ -96,7 +96,7 @@ def floe_sql_state(spark: SparkSession) -> FloeSqlState:
     session = SqlSession(config)
     context = register_handlers(session, spark=spark)
     fresh = FloeSqlState(key, session, context, catalogs_lower={n.lower(): n for n in config.catalogs})
-    default_conf = spark.conf.get("spark.sql.defaultCatalog", None)
+    default_conf = session_default_catalog(spark)
     fresh.floe_current = default_conf is not None and fresh.floe_catalog(default_conf) is not None
     if state is not None and state.floe_current and state.session.current_catalog in config.catalogs:
         session.current_catalog = state.session.current_catalog

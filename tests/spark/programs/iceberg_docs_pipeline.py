@@ -30,8 +30,8 @@ if how == "attach":
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     floe.spark.attach(spark)  # the one line a pipeline adds
-else:
-    spark = floe.spark.session({**conf, "spark.master": master})
+else:  # as PyIceberg's provisioning script does, the Iceberg catalog is also the default one
+    spark = floe.spark.session({**conf, "spark.master": master, "spark.sql.defaultCatalog": "cat"})
 SCHEMA = "id bigint, ts timestamp, region string, amount double"
 
 
@@ -74,5 +74,10 @@ first.where(F.col("id") < 8).writeTo("cat.db.copy").partitionedBy(partitioning.b
 out["copy"] = rows(spark.table("cat.db.copy"))
 spark.range(3).createOrReplaceTempView("plain")
 out["spark_view"] = spark.sql("SELECT count(*) FROM plain").collect()[0][0]
+# Spark's own functions resolve whichever catalog is the default (Spark looks them up in its current catalog).
+out["functions"] = [[r[0], str(r[1]), r[2]] for r in spark.sql(
+    "SELECT upper(region), date_add(to_date(ts), 1), size(array(1, 2)) FROM cat.db.sales WHERE id = 0").collect()]
+if how != "attach":
+    out["unqualified"] = spark.sql("SELECT count(*) FROM db.sales").collect()[0][0]
 print("RESULT " + json.dumps(out))
 spark.stop()
