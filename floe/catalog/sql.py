@@ -36,7 +36,7 @@ from floe.catalog.sql_layout import (
     TABLE_TYPE,
     VIEW_TYPE,
     child_namespaces,
-    like_prefix,
+    nested_prefix,
     no_such_namespace_message,
     no_such_table_message,
 )
@@ -165,26 +165,19 @@ class SqlCatalog(Catalog):
     def namespace_exists(self, namespace: IdentifierLike) -> bool:
         ns = namespace_to_string(to_namespace(namespace))
         p, t = self._props, self._tables
-        like = like_prefix(ns)
+        prefix = nested_prefix(ns)
+
+        def same_or_nested(column: Any) -> Any:
+            return sa.or_(column == ns, sa.func.substr(column, 1, len(prefix)) == prefix)
+
         with self.engine.connect() as conn:
             hit = conn.execute(
-                sa.select(sa.literal(1))
-                .where(
-                    p.c.catalog_name == self.name,
-                    sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape=layout.LIKE_ESCAPE)),
-                )
-                .limit(1)
+                sa.select(sa.literal(1)).where(p.c.catalog_name == self.name, same_or_nested(p.c.namespace)).limit(1)
             ).first()
             if hit is None:
                 hit = conn.execute(
                     sa.select(sa.literal(1))
-                    .where(
-                        t.c.catalog_name == self.name,
-                        sa.or_(
-                            t.c.table_namespace == ns,
-                            t.c.table_namespace.like(like, escape=layout.LIKE_ESCAPE),
-                        ),
-                    )
+                    .where(t.c.catalog_name == self.name, same_or_nested(t.c.table_namespace))
                     .limit(1)
                 ).first()
         return hit is not None
@@ -196,9 +189,11 @@ class SqlCatalog(Catalog):
         if not ns:
             raise ValidationError("Cannot create the root namespace")
         check_namespace_segments(ns, catalog=self.name)
+        _refuse_reserved(properties or {})
         if self.namespace_exists(ns):
             raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
-        props = dict(properties or {}) or {NAMESPACE_EXISTS_PROPERTY: "true"}
+        # As Java's JdbcCatalog: the marker row keeps the namespace when every other property is removed.
+        props = {**(properties or {}), NAMESPACE_EXISTS_PROPERTY: "true"}
         rows = [
             {
                 "catalog_name": self.name,
@@ -234,8 +229,8 @@ class SqlCatalog(Catalog):
             }
         return child_namespaces(names, parent)
 
-    def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
-        ns = to_namespace(namespace)
+    def _stored_properties(self, ns: Namespace) -> dict[str, str]:
+        """The namespace's property rows as stored (the ``exists`` marker included)."""
         p = self._props
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -246,6 +241,27 @@ class SqlCatalog(Catalog):
         if not rows and not self.namespace_exists(ns):
             raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(ns)))
         return {k: v for k, v in rows}
+
+    def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
+        """The namespace's properties as Java's ``JdbcCatalog.loadNamespaceMetadata`` returns them: without
+        the internal ``exists`` marker, with ``location`` (``<warehouse>/<levels...>`` unless set).
+
+        Raises:
+            NoSuchNamespaceError: it does not exist.
+        """
+        ns = to_namespace(namespace)
+        props = self._stored_properties(ns)
+        props.pop(NAMESPACE_EXISTS_PROPERTY, None)
+        warehouse = self.properties.get(WAREHOUSE)
+        if LOCATION not in props and warehouse and ns:
+            props[LOCATION] = join(warehouse, *ns)
+        return props
+
+    def namespace_location(self, namespace: Namespace) -> str | None:
+        try:
+            return self._stored_properties(namespace).get(LOCATION)
+        except NoSuchNamespaceError:
+            return None
 
     def update_namespace_properties(
         self,
@@ -259,7 +275,9 @@ class SqlCatalog(Catalog):
         overlap = set(removals) & set(updates)
         if overlap:
             raise ValidationError(f"Properties both removed and updated: {sorted(overlap)}")
-        current = self.load_namespace_properties(ns)
+        _refuse_reserved(updates)
+        current = self._stored_properties(ns)
+        current.pop(NAMESPACE_EXISTS_PROPERTY, None)  # never shown, so never removed: reported missing
         p = self._props
         key = sa.and_(p.c.catalog_name == self.name, p.c.namespace == namespace_to_string(ns))
         with self.engine.begin() as conn:
@@ -316,6 +334,16 @@ class SqlCatalog(Catalog):
 
     def table_exists(self, identifier: IdentifierLike) -> bool:
         return self._current_location(to_identifier(identifier)) is not None
+
+    def table_metadata_locations(self) -> dict[Identifier, str]:
+        t = self._tables
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(t.c.table_namespace, t.c.table_name, t.c.metadata_location).where(
+                    t.c.catalog_name == self.name, self._is_table(), t.c.metadata_location.is_not(None)
+                )
+            ).all()
+        return {(*ns.split(layout.NS_SEP), name): location for ns, name, location in rows}
 
     def table_operations(self, identifier: Identifier) -> TableOperations:
         return SqlTableOperations(self, identifier)
@@ -591,6 +619,14 @@ class SqlTableOperations(TableOperations):
             )
         delete_removed_metadata_files(self.io, base, new)
         return location
+
+
+def _refuse_reserved(properties: Mapping[str, str]) -> None:
+    if NAMESPACE_EXISTS_PROPERTY in properties:
+        raise ValidationError(
+            f"Cannot set namespace property {NAMESPACE_EXISTS_PROPERTY!r}: it is reserved (the SQL catalog's "
+            "marker of a namespace without other properties)"
+        )
 
 
 def _make_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:

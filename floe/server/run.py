@@ -1,7 +1,8 @@
 """Running ``floe serve``: uvicorn in the foreground, or in a background thread (tests, notebooks).
 
 Without configured credentials the server is anonymous (every caller is admin), which is only allowed
-on a loopback address: anything reachable from other machines must authenticate.
+on a loopback address: anything reachable from other machines must authenticate. Connections go through
+:mod:`floe.server.connections` (header timeout, connection cap) with uvicorn's keep-alive timeout.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import uvicorn
 from floe.catalog.base import Catalog
 from floe.errors import FloeError, ValidationError
 from floe.server.app import create_app
+from floe.server.connections import connection_budget, guarded_h11_protocol
 from floe.server.settings import ServerSettings
 
 __all__ = ["BackgroundServer", "background_server", "serve"]
@@ -42,7 +44,13 @@ def _config(
             "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
         )
     app = create_app(catalog, settings, anonymous=anonymous)
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off")
+    protocol = guarded_h11_protocol(
+        header_timeout_s=settings.header_timeout_s, max_connections=connection_budget(settings.max_connections)
+    )
+    return uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off", http=protocol,
+        timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)),
+    )
 
 
 def serve(catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8181) -> None:

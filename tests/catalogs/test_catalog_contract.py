@@ -58,13 +58,21 @@ def test_namespace_properties_sql_catalog_stores_and_updates(props: dict[str, st
             cat.update_namespace_properties("db", updates={"a": "b"})
         return
     cat.create_namespace("db", {"owner": "me", "k": "v"})
-    assert cat.load_namespace_properties("db") == {"owner": "me", "k": "v"}
+    # as Java's JdbcCatalog.loadNamespaceMetadata: no internal 'exists' marker, the default 'location'
+    location = cat.load_namespace_properties("db").pop("location")
+    assert location.rstrip("/").endswith("/db")
+    assert cat.load_namespace_properties("db") == {"owner": "me", "k": "v", "location": location}
     summary = cat.update_namespace_properties(
-        "db", removals=["k", "missing"], updates={"owner": "you", "n": "1"}
+        "db", removals=["k", "missing", "exists"], updates={"owner": "you", "n": "1"}
     )
     assert summary.removed == ["k"]
-    assert summary.missing == ["missing"]
-    assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1"}
+    assert sorted(summary.missing or []) == ["exists", "missing"]
+    assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1", "location": location}
+    cat.update_namespace_properties("db", removals=["owner", "n"])  # the namespace outlives its properties
+    assert cat.namespace_exists("db")
+    assert cat.load_namespace_properties("db") == {"location": location}
+    with pytest.raises(ValidationError, match="reserved"):
+        cat.update_namespace_properties("db", updates={"exists": "false"})
 
 
 def test_table_lifecycle_create_load_list_drop(props: dict[str, str], schema: Schema) -> None:

@@ -309,19 +309,17 @@ def test_rest_security_hostile_names_roundtrip_or_refused_clearly(served: Served
     cat = served.client(token=ADMIN)
     outside_before = {p for p in tmp_path.rglob("*") if served.warehouse not in p.parents and "served.db" not in p.name}
     for name in HOSTILE:
+        if len(name) > 255:  # refused in one clear line, before any lookup (floe.server.names)
+            with pytest.raises(ValidationError, match="names are limited to 255 characters"):
+                cat.create_namespace(("h", name))
+            continue
         cat.create_namespace(("h", name))
         ident = ("h", name, name)
-        try:
-            table = cat.create_table(ident, pa.schema([pa.field("id", pa.int64())]))
-        except ValidationError as e:
-            assert "too long" in str(e)
-            assert len(name) > 255  # refused in one clear line, not a 500
-            assert not served.backing.table_exists(ident)
-            continue
+        table = cat.create_table(ident, pa.schema([pa.field("id", pa.int64())]))
         table.append(pa.table({"id": pa.array([1], pa.int64())}))
         assert cat.load_table(ident).identifier == ident
         assert cat.list_tables(("h", name)) == [ident]
         assert served.backing.load_table(ident).scan().to_arrow().num_rows == 1
-    assert sorted(cat.list_namespaces("h")) == sorted(("h", n) for n in HOSTILE)
+    assert sorted(cat.list_namespaces("h")) == sorted(("h", n) for n in HOSTILE if len(n) <= 255)
     outside_after = {p for p in tmp_path.rglob("*") if served.warehouse not in p.parents and "served.db" not in p.name}
     assert outside_after == outside_before  # nothing was created outside the warehouse
