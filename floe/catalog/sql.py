@@ -190,6 +190,7 @@ class SqlCatalog(Catalog):
             raise ValidationError("Cannot create the root namespace")
         check_namespace_segments(ns, catalog=self.name)
         _refuse_reserved(properties or {})
+        _check_widths(namespace=ns, properties=properties)
         if self.namespace_exists(ns):
             raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
         # As Java's JdbcCatalog: the marker row keeps the namespace when every other property is removed.
@@ -276,6 +277,7 @@ class SqlCatalog(Catalog):
         if overlap:
             raise ValidationError(f"Properties both removed and updated: {sorted(overlap)}")
         _refuse_reserved(updates)
+        _check_widths(properties=updates)
         current = self._stored_properties(ns)
         current.pop(NAMESPACE_EXISTS_PROPERTY, None)  # never shown, so never removed: reported missing
         p = self._props
@@ -366,6 +368,7 @@ class SqlCatalog(Catalog):
         src, dst = to_identifier(from_identifier), to_identifier(to_identifier_)
         # Only the new name is checked: an odd name stored earlier (by another engine) can be renamed away.
         check_identifier_segments(dst, catalog=self.name)
+        _check_widths(identifier=dst)
         self._check_namespace(dst[:-1])
         if self.table_exists(dst):
             raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(dst)}")
@@ -394,6 +397,7 @@ class SqlCatalog(Catalog):
 
         ident = to_identifier(identifier)
         check_identifier_segments(ident, catalog=self.name)
+        _check_widths(identifier=ident, metadata_location=metadata_location)
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self.io(metadata_location), metadata_location)  # validates the file
         self._insert(ident, metadata_location)
@@ -474,6 +478,7 @@ class SqlCatalog(Catalog):
         self._require_view_layout()
         ident = to_identifier(identifier)
         check_identifier_segments(ident, catalog=self.name)
+        _check_widths(identifier=ident)
         self._check_namespace(ident[:-1])
         if self._current_location(ident) is not None or self.view_exists(ident):
             raise TableAlreadyExistsError(f"Table or view already exists: {identifier_to_string(ident)}")
@@ -535,6 +540,7 @@ class SqlCatalog(Catalog):
         written = []
         for _, _, base_location, new in commits:
             location = next_metadata_location(new, base_location)
+            _check_widths(metadata_location=location)
             write_metadata(io, new, location, exclusive=False)
             written.append(location)
         t = self._tables
@@ -587,6 +593,7 @@ class SqlTableOperations(TableOperations):
 
     def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
         location = next_metadata_location(new, base_location)
+        _check_widths(identifier=self.identifier if base is None else None, metadata_location=location)
         write_metadata(self.io, new, location, exclusive=False)
         if base is None or base_location is None:
             try:
@@ -619,6 +626,40 @@ class SqlTableOperations(TableOperations):
             )
         delete_removed_metadata_files(self.io, base, new)
         return location
+
+
+_NAME_WIDTH = 255  # VARCHAR(255): namespace, table name, property key (Java's JdbcUtil, PyIceberg)
+_VALUE_WIDTH = 1000  # VARCHAR(1000): metadata locations, property values
+
+
+def _check_widths(
+    *,
+    identifier: Identifier | None = None,
+    namespace: Namespace | None = None,
+    properties: Mapping[str, str] | None = None,
+    metadata_location: str | None = None,
+) -> None:
+    """Refuse values longer than the catalog's columns hold (PostgreSQL and MySQL would fail the statement).
+
+    Raises:
+        ValidationError: names the value, its length and the column.
+    """
+    checks: list[tuple[str, str, int]] = []
+    if identifier is not None:
+        namespace = identifier[:-1]
+        checks.append(("table name", identifier[-1], _NAME_WIDTH))
+    if namespace is not None:
+        checks.append(("namespace", namespace_to_string(namespace), _NAME_WIDTH))
+    for key, value in (properties or {}).items():
+        checks += [("property key", key, _NAME_WIDTH), (f"value of property {key[:60]!r}", value, _VALUE_WIDTH)]
+    if metadata_location is not None:
+        checks.append(("metadata location", metadata_location, _VALUE_WIDTH))
+    for what, value, width in checks:
+        if len(value) > width:
+            raise ValidationError(
+                f"The SQL catalog cannot store this {what} ({len(value)} characters, {value[:60]!r}...): "
+                f"its column holds {width}"
+            )
 
 
 def _refuse_reserved(properties: Mapping[str, str]) -> None:

@@ -197,6 +197,8 @@ class CatalogApp:
             message = " ".join(str(e).splitlines())  # one line, whatever a name or value held
             if len(message) > _MAX_MESSAGE:
                 message = message[:_MAX_MESSAGE] + "..."
+            if code in (401, 403):  # the audit trail of a security boundary: who was refused what, and why
+                log.info("floe serve: refused %s %s: %d %s: %s", request.method, request.url.path[:200], code, kind, message)
             return _error(code, kind, message, head=head)
 
     async def _handle(self, request: Request) -> Response:

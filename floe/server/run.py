@@ -66,7 +66,9 @@ class BackgroundServer:
     """A ``floe serve`` running in a thread of this process; ``uri`` is its base URL."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+        # without it every response waits ~40 ms for the client's delayed ACK (Nagle)
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind((host, port))
         self.host, self.port = host, int(self._sock.getsockname()[1])
         self._server = uvicorn.Server(_config(catalog, settings, host, self.port, "warning"))

@@ -1,0 +1,114 @@
+"""``floe serve`` under load an attacker controls: idle connections and request rates (issue 34, 8 and 10)."""
+
+from __future__ import annotations
+
+import resource
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from _rest import assert_error, prefix, request, served_catalog
+
+from floe.server import ServerSettings
+from floe.server.security import RateLimiter
+
+IDLE_CONNECTIONS = 1600  # above the usual 1,024 file descriptors, and above max-connections
+
+
+def _open_files() -> int:
+    return len(list(Path("/proc/self/fd").iterdir()))
+
+
+# 8 ------------------------------------------------------------------------------------------------
+def test_rest_security_idle_connections_cannot_starve_a_request(tmp_path: Path) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 2 * IDLE_CONNECTIONS + 512  # both ends of every connection live in this process
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.skip(f"needs {needed} open files, the hard limit is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    settings = ServerSettings.from_mapping({"header-timeout-s": 2, "max-connections": 1000})
+    with served_catalog(tmp_path, settings) as served:
+        host, port = served.server.host, served.server.port
+        baseline = _open_files()
+        idle = []
+        for _ in range(IDLE_CONNECTIONS):  # a request line and half a header, never finished
+            sock = socket.create_connection((host, port))
+            sock.sendall(b"GET /v1/config HTTP/1.1\r\nHost: floe\r\nX-Slow: ")
+            idle.append(sock)
+        started = time.monotonic()
+        resp = httpx.get(f"{served.uri}/v1/config", timeout=10)
+        elapsed = time.monotonic() - started
+        assert resp.status_code == 200
+        assert elapsed < 2.0, f"a normal request took {elapsed:.2f} s beside {IDLE_CONNECTIONS} idle connections"
+        # the cap closed the oldest at once; the header timeout closes the rest two seconds after they opened
+        time.sleep(2.5)
+        closed = 0
+        for sock in idle:
+            sock.settimeout(1.0)
+            try:
+                closed += sock.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+            except TimeoutError:  # still open: counted as not closed
+                pass
+            sock.close()
+        assert closed == IDLE_CONNECTIONS
+        assert _open_files() <= baseline + 16  # the server holds no file descriptor for them any more
+        # a client that trickles its headers is closed on time too, however often it sends a byte
+        slow = socket.create_connection((host, port))
+        slow.sendall(b"GET /v1/config HTTP/1.1\r\n")
+        started = time.monotonic()
+        slow.settimeout(0.4)
+        while True:
+            try:
+                if slow.recv(1) == b"":
+                    break
+            except TimeoutError:
+                slow.sendall(b"X")
+            assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 3
+        slow.close()
+        assert httpx.get(f"{served.uri}/v1/config", timeout=10).status_code == 200
+
+
+# 10 -----------------------------------------------------------------------------------------------
+def test_rest_security_rate_limit_is_per_credential_with_retry_after(tmp_path: Path) -> None:
+    settings = ServerSettings.from_mapping({
+        "rate-limit-per-s": 1, "rate-limit-burst": 5,
+        "tokens": {"a": {"token": "token-a", "grants": {"*": "admin"}}, "b": {"token": "token-b", "grants": {"*": "admin"}}},
+    })
+    with served_catalog(tmp_path, settings) as s:
+        assert [request(s, "GET", "/v1/config", token="token-a").status_code for _ in range(5)] == [200] * 5
+        resp = request(s, "POST", f"{prefix(s)}/namespaces", token="token-a", json={"namespace": ["x"]})
+        assert "Rate limit exceeded" in assert_error(resp, 429, "TooManyRequestsException")
+        assert int(resp.headers["Retry-After"]) >= 1
+        # the same address with another credential has its own bucket
+        assert request(s, "GET", "/v1/config", token="token-b").status_code == 200
+        assert s.backing.list_namespaces() == []
+        # Floe's client waits as Retry-After says and sends again (a bounded number of times)
+        started = time.monotonic()
+        s.client(token="token-a").create_namespace("after-wait")
+        assert time.monotonic() - started >= 0.5
+        assert s.backing.list_namespaces() == [("after-wait",)]
+        # 429 carries Retry-After on the token endpoint too (limited per address before authentication)
+        codes = [httpx.post(f"{s.uri}/v1/oauth/tokens", data={"grant_type": "client_credentials"}) for _ in range(8)]
+        assert all("Retry-After" in r.headers for r in codes if r.status_code == 429)
+        assert any(r.status_code == 429 for r in codes)
+
+
+def test_rest_security_default_rate_limit_admits_bursts_beyond_the_old_400() -> None:
+    """The defaults admit 2,000 requests of one credential at once and 1,000/s after: PyIceberg 0.12 does not
+    retry a 429, and its integration suite sent bursts the old 200/s, burst 400 refused 122 times."""
+    defaults = ServerSettings()
+    limiter = RateLimiter(defaults.rate_limit_per_s, defaults.rate_limit_burst)
+    started = time.monotonic()
+    waits = [limiter.allow("principal:pyiceberg") for _ in range(3000)]
+    elapsed = time.monotonic() - started
+    admitted = waits.index(next(w for w in waits if w > 0)) if any(waits) else len(waits)
+    assert admitted >= 2000  # the whole burst at once (the old bucket held 400)
+    assert admitted <= 2000 + 1000 * elapsed + 1  # then 1,000/s
+    assert 0 < max(waits) <= 0.0011  # a refused request is told to wait about a millisecond
+    assert limiter.allow("principal:other") == 0.0  # every credential has its own bucket
