@@ -26,6 +26,7 @@ from floe.errors import (
     UnsupportedError,
 )
 from floe.io.fileio import FileIO
+from floe.io.locations import join
 from floe.table.identifiers import (
     Identifier,
     IdentifierLike,
@@ -471,6 +472,25 @@ class Catalog(ABC):
                 pending.extend(self.list_namespaces(ns))
             except NoSuchNamespaceError:  # dropped meanwhile
                 continue
+        return out
+
+    def namespace_locations(self) -> dict[Namespace, str]:
+        """Every namespace with the folder its tables go to by default: its ``location`` property, else
+        ``<warehouse>/<levels...>`` (namespaces with neither are left out).
+
+        This default walks the namespaces; catalogs that keep them in one place answer at once.
+        """
+        warehouse = self.properties.get(WAREHOUSE)
+        out: dict[Namespace, str] = {}
+        for ns in self.all_namespaces():
+            try:
+                location = self.load_namespace_properties(ns).get(LOCATION)
+            except NoSuchNamespaceError:
+                continue
+            if not location and warehouse:
+                location = join(warehouse, *ns)
+            if location:
+                out[ns] = location
         return out
 
     def table_metadata_locations(self) -> dict[Identifier, str]:

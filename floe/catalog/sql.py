@@ -337,6 +337,38 @@ class SqlCatalog(Catalog):
     def table_exists(self, identifier: IdentifierLike) -> bool:
         return self._current_location(to_identifier(identifier)) is not None
 
+    def all_namespaces(self) -> list[Namespace]:
+        p, t = self._props, self._tables
+        with self.engine.connect() as conn:
+            stored = {r[0] for r in conn.execute(sa.select(p.c.namespace).where(p.c.catalog_name == self.name).distinct())}
+            stored |= {
+                r[0]
+                for r in conn.execute(sa.select(t.c.table_namespace).where(t.c.catalog_name == self.name).distinct())
+            }
+        levels = {tuple(n.split(layout.NS_SEP)) for n in stored}
+        # a namespace exists when it or a namespace below it has rows: every prefix of a stored one
+        return sorted({ns[:i] for ns in levels for i in range(1, len(ns) + 1)}, key=lambda ns: (len(ns), ns))
+
+    def namespace_locations(self) -> dict[Namespace, str]:
+        p = self._props
+        with self.engine.connect() as conn:
+            custom = {
+                tuple(ns.split(layout.NS_SEP)): location
+                for ns, location in conn.execute(
+                    sa.select(p.c.namespace, p.c.property_value).where(
+                        p.c.catalog_name == self.name, p.c.property_key == LOCATION
+                    )
+                )
+                if location
+            }
+        warehouse = self.properties.get(WAREHOUSE)
+        out: dict[Namespace, str] = {}
+        for ns in self.all_namespaces():
+            location = custom.get(ns) or (join(warehouse, *ns) if warehouse else None)
+            if location:
+                out[ns] = location
+        return out
+
     def table_metadata_locations(self) -> dict[Identifier, str]:
         t = self._tables
         with self.engine.connect() as conn:

@@ -32,12 +32,11 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from floe.catalog.base import LOCATION, WAREHOUSE, Catalog
+from floe.catalog.base import WAREHOUSE, Catalog
 from floe.catalog.metadata_files import read_metadata
 from floe.catalog.resolved_locations import ResolvedLocation, resolve_location
 from floe.catalog.rest_protocol import ForbiddenError
-from floe.errors import FloeError, NoSuchNamespaceError, ValidationError
-from floe.io.locations import join
+from floe.errors import FloeError, ValidationError
 from floe.spec.properties import LOCATION_PROPERTIES, WRITE_METADATA_LOCATION
 from floe.spec.table_metadata import TableMetadata
 from floe.table.identifiers import Identifier, Namespace, identifier_to_string, namespace_to_string
@@ -241,15 +240,7 @@ class LocationPolicy:
 
     def _namespace_folders(self) -> list[tuple[Namespace, str, ResolvedLocation]]:
         out = []
-        for ns in self.catalog.all_namespaces():
-            try:
-                location = self.catalog.load_namespace_properties(ns).get(LOCATION)
-            except NoSuchNamespaceError:
-                continue
-            if not location and self.warehouse:
-                location = join(self.warehouse, *ns)
-            if not location:
-                continue
+        for ns, location in self.catalog.namespace_locations().items():
             try:
                 out.append((ns, location, resolve_location(location)))
             except ValidationError:

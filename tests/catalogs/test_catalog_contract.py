@@ -12,6 +12,7 @@ import pytest
 from _helpers import catalog_props, missing_references, open_catalog, row_count, write_data_file
 
 import floe
+from floe.catalog.base import Catalog
 from floe.errors import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -252,3 +253,20 @@ def test_load_table_by_location_opens_hadoop_and_catalog_tables(
 def test_load_table_by_location_missing_raises_no_such_table(tmp_path) -> None:
     with pytest.raises(NoSuchTableError):
         floe.load_table(str(tmp_path / "nothing"))
+
+
+def test_catalog_listings_every_namespace_location_and_metadata_file(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("a")
+    cat.create_namespace(("a", "b"))
+    cat.create_namespace("c")
+    table = cat.create_table(("a", "b", "t"), schema)
+    cat.create_table("c.u", schema)
+    assert cat.all_namespaces() == [("a",), ("c",), ("a", "b")]
+    # one-query answers (SQL) agree with the walk every catalog inherits
+    assert cat.all_namespaces() == Catalog.all_namespaces(cat)
+    locations = cat.namespace_locations()
+    assert locations == Catalog.namespace_locations(cat)
+    assert locations[("a", "b")].rstrip("/").endswith("/a/b")
+    assert cat.table_metadata_locations() == Catalog.table_metadata_locations(cat)
+    assert cat.table_metadata_locations()[("a", "b", "t")] == table.metadata_location
