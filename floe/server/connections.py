@@ -13,8 +13,8 @@ socket at all. :func:`guarded_h11_protocol` subclasses uvicorn's h11 protocol wi
   has waited longest for its request headers (new or idle keep-alive) is closed to make room; a request
   in progress is never interrupted (when every connection is busy the new one is closed instead).
 
-:func:`connection_budget` raises the process's soft file-descriptor limit so the cap, not ``EMFILE``, is
-what binds.
+:func:`connection_budget` raises the process's soft file-descriptor limit (or, when the hard limit is
+short, lowers the cap and the listen backlog) so the cap, not ``EMFILE``, is what binds.
 """
 
 from __future__ import annotations
@@ -33,11 +33,20 @@ log = logging.getLogger("floe.server")
 _RESERVED_FDS = 256  # database connections, metadata files, the listening socket, logging
 
 
-def connection_budget(max_connections: int) -> int:
-    """The connection cap this process can honour: raises the soft ``RLIMIT_NOFILE`` towards the hard
-    limit when ``max_connections`` needs it, and lowers the cap (with a warning) when even that is short."""
+def connection_budget(max_connections: int, backlog: int = 2048) -> tuple[int, int]:
+    """The connection cap and listen backlog this process can honour.
+
+    asyncio accepts up to ``backlog`` connections in one go before any of them runs, so the cap closes the
+    surplus only after up to ``backlog`` extra descriptors are open: running out there makes asyncio stop
+    accepting for a second, which is what a flood wants. The soft ``RLIMIT_NOFILE`` is raised towards the
+    hard limit to make room for ``max_connections + backlog``; when even the hard limit is short, the
+    backlog and then the cap shrink (with a warning).
+
+    Returns:
+        ``(max_connections, backlog)`` to use.
+    """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = max_connections + _RESERVED_FDS
+    wanted = max_connections + backlog + _RESERVED_FDS
     if soft != resource.RLIM_INFINITY and soft < wanted:
         target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         try:
@@ -45,11 +54,14 @@ def connection_budget(max_connections: int) -> int:
             soft = target
         except (ValueError, OSError):
             pass
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        capped = max(16, soft - _RESERVED_FDS)
-        log.warning("floe serve: %d open files allowed, so at most %d connections (not %d)", soft, capped, max_connections)
-        return capped
-    return max_connections
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return max_connections, backlog
+    available = max(64, soft - _RESERVED_FDS)
+    backlog = max(16, min(backlog, available // 4))
+    capped = min(max_connections, available - backlog)
+    log.warning("floe serve: %d open files allowed, so at most %d connections (not %d) and a backlog of %d",
+                soft, capped, max_connections, backlog)
+    return capped, backlog
 
 
 def guarded_h11_protocol(*, header_timeout_s: float, max_connections: int) -> type[H11Protocol]:

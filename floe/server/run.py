@@ -44,12 +44,11 @@ def _config(
             "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
         )
     app = create_app(catalog, settings, anonymous=anonymous)
-    protocol = guarded_h11_protocol(
-        header_timeout_s=settings.header_timeout_s, max_connections=connection_budget(settings.max_connections)
-    )
+    max_connections, backlog = connection_budget(settings.max_connections)
+    protocol = guarded_h11_protocol(header_timeout_s=settings.header_timeout_s, max_connections=max_connections)
     return uvicorn.Config(
         app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off", http=protocol,
-        timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)),
+        timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)), backlog=backlog,
     )
 
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pyarrow as pa
 import pytest
 from _rest import assert_error, prefix, request, served_catalog
 
@@ -31,6 +32,11 @@ def test_rest_security_idle_connections_cannot_starve_a_request(tmp_path: Path) 
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
     settings = ServerSettings.from_mapping({"header-timeout-s": 2, "max-connections": 1000})
     with served_catalog(tmp_path, settings) as served:
+        victim = served.client()
+        victim.create_namespace("db")
+        victim.create_table("db.v", pa.schema([pa.field("id", pa.int64())])).append(
+            pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+        )
         host, port = served.server.host, served.server.port
         baseline = _open_files()
         idle = []
@@ -71,7 +77,7 @@ def test_rest_security_idle_connections_cannot_starve_a_request(tmp_path: Path) 
             assert time.monotonic() - started < 5
         assert time.monotonic() - started < 3
         slow.close()
-        assert httpx.get(f"{served.uri}/v1/config", timeout=10).status_code == 200
+        assert served.client().load_table("db.v").scan().to_arrow().column("id").to_pylist() == [1, 2, 3]
 
 
 # 10 -----------------------------------------------------------------------------------------------
@@ -88,11 +94,16 @@ def test_rest_security_rate_limit_is_per_credential_with_retry_after(tmp_path: P
         # the same address with another credential has its own bucket
         assert request(s, "GET", "/v1/config", token="token-b").status_code == 200
         assert s.backing.list_namespaces() == []
+        s.backing.create_namespace("db")
+        s.backing.create_table("db.v", pa.schema([pa.field("id", pa.int64())])).append(
+            pa.table({"id": pa.array([1, 2], pa.int64())})
+        )
         # Floe's client waits as Retry-After says and sends again (a bounded number of times)
         started = time.monotonic()
         s.client(token="token-a").create_namespace("after-wait")
         assert time.monotonic() - started >= 1.0
-        assert s.backing.list_namespaces() == [("after-wait",)]
+        assert s.backing.list_namespaces() == [("after-wait",), ("db",)]
+        assert s.client(token="token-b").load_table("db.v").scan().to_arrow().num_rows == 2
         # 429 carries Retry-After on the token endpoint too (limited per address before authentication)
         codes = [httpx.post(f"{s.uri}/v1/oauth/tokens", data={"grant_type": "client_credentials"}) for _ in range(8)]
         assert all("Retry-After" in r.headers for r in codes if r.status_code == 429)
