@@ -214,7 +214,7 @@ class CatalogApp:
         if segments == ["v1", "oauth", "tokens"]:
             wait = self.limiter.allow(address)
             if wait:
-                return self._too_many(wait)
+                return self._too_many(address, wait)
             if request.method != "POST":
                 return _error(405, "MethodNotAllowedException", "Use POST for /v1/oauth/tokens")
             return await self._oauth(request)
@@ -231,7 +231,7 @@ class CatalogApp:
         key = address if principal is None or self.anonymous else f"principal:{principal.name}"
         wait = self.limiter.allow(key)
         if wait:
-            return self._too_many(wait)
+            return self._too_many(key, wait)
         if auth_error is not None or principal is None:
             raise auth_error or NotAuthorizedError("Not authorized", code=401, error_type="NotAuthorizedException")
         route = self.route(request.method, segments)
@@ -268,9 +268,11 @@ class CatalogApp:
         elif not principal.may_somewhere(route.level):
             require_grant(principal, (), route.level)
 
-    def _too_many(self, wait: float) -> Response:
-        resp = _error(429, "TooManyRequestsException", "Rate limit exceeded; retry later")
-        resp.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
+    def _too_many(self, key: str, wait: float) -> Response:
+        retry_after = max(1, int(wait + 0.999))
+        log.info("floe serve: rate limit of %s reached: 429, Retry-After %d s", key, retry_after)
+        resp = _error(429, "TooManyRequestsException", f"Rate limit exceeded; retry after {retry_after} s")
+        resp.headers["Retry-After"] = str(retry_after)
         return resp
 
     async def _read_body(self, request: Request) -> bytes:

@@ -61,9 +61,9 @@ def require_grant(principal: Principal, namespace: Namespace, level: str, *, why
         ForbiddenError: one line naming the principal, the level, the namespace and ``why``.
     """
     if principal.level_for(namespace) < LEVELS[level]:
-        where = namespace_to_string(namespace) or "any namespace"
+        where = f"namespace {namespace_to_string(namespace)}" if namespace else "any namespace"
         raise ForbiddenError(
-            f"{principal.name} may not {level} in namespace {where}{': ' + why if why else ''}",
+            f"{principal.name} may not {level} in {where}{': ' + why if why else ''}",
             code=403, error_type="ForbiddenException",
         )
 

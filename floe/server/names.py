@@ -41,6 +41,7 @@ def request_name(name: str, *, kind: str) -> str:
     Raises:
         ValidationError: longer than 255 characters, or a control or bidirectional formatting character.
     """
+    name = unicodedata.normalize("NFC", name)
     if len(name) > MAX_NAME_CHARS:
         raise ValidationError(
             f"Invalid {kind} name {_shown(name)} ({len(name)} characters): names are limited to "
@@ -52,7 +53,7 @@ def request_name(name: str, *, kind: str) -> str:
         )
     if any(unicodedata.category(ch) == "Cc" for ch in name):
         raise ValidationError(f"Invalid {kind} name {_shown(name)}: control characters are not allowed in names")
-    return unicodedata.normalize("NFC", name)
+    return name
 
 
 def request_namespace(levels: Sequence[str]) -> Namespace:

@@ -222,17 +222,23 @@ def test_rest_security_rate_limit_is_429_with_retry_after(tmp_path: Path) -> Non
     with served_catalog(tmp_path, settings) as s:
         codes = [request(s, "GET", "/v1/config").status_code for _ in range(5)]
         assert codes == [200] * 5
-        resp = request(s, "POST", f"{prefix(s)}/namespaces", json={"namespace": ["x"]})
-        assert_error(resp, 429, "TooManyRequestsException")
+        # POSTs that would change nothing (the root namespace is refused) until the bucket is empty
+        resp = request(s, "POST", f"{prefix(s)}/namespaces", json={"namespace": []})
+        while resp.status_code != 429:  # a loaded machine may have refilled the bucket meanwhile
+            assert_error(resp, 400, "BadRequestException")
+            resp = request(s, "POST", f"{prefix(s)}/namespaces", json={"namespace": []})
+        assert "Rate limit exceeded" in assert_error(resp, 429, "TooManyRequestsException")
         assert int(resp.headers["Retry-After"]) >= 1
         assert s.backing.list_namespaces() == []
         # Floe's client waits out a 429 (Retry-After) and sends again: the request goes through
         s.client(token=ADMIN).create_namespace("after-wait")
         assert s.backing.list_namespaces() == [("after-wait",)]
         # unauthenticated guessing is limited per address too
-        codes = [request(s, "GET", "/v1/config", token=f"guess{i}").status_code for i in range(8)]
-        assert codes[:5] == [401] * 5
-        assert set(codes[5:]) == {429}
+        codes = [request(s, "GET", "/v1/config", token=f"guess{i}").status_code for i in range(5)]
+        assert codes == [401] * 5
+        while codes[-1] != 429:  # a loaded machine may have refilled the bucket meanwhile
+            codes.append(request(s, "GET", "/v1/config", token=f"guess{len(codes)}").status_code)
+            assert len(codes) < 50 and codes[-1] in (401, 429), codes
 
 
 def test_rest_security_malformed_and_unknown_commits_are_400(served: Served) -> None:

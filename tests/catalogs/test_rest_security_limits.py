@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import resource
+import selectors
 import socket
 import time
 from pathlib import Path
@@ -48,19 +50,26 @@ def test_rest_security_idle_connections_cannot_starve_a_request(tmp_path: Path) 
         resp = httpx.get(f"{served.uri}/v1/config", timeout=10)
         elapsed = time.monotonic() - started
         assert resp.status_code == 200
-        assert elapsed < 2.0, f"a normal request took {elapsed:.2f} s beside {IDLE_CONNECTIONS} idle connections"
+        # seconds at most even on a loaded machine; starved, it would time out (10 s)
+        assert elapsed < 5.0, f"a normal request took {elapsed:.2f} s beside {IDLE_CONNECTIONS} idle connections"
         # the cap closed the oldest at once; the header timeout closes the rest two seconds after they opened
-        time.sleep(2.5)
         closed = 0
-        for sock in idle:
-            sock.settimeout(1.0)
-            try:
-                closed += sock.recv(1) == b""
-            except ConnectionResetError:
-                closed += 1
-            except TimeoutError:  # still open: counted as not closed
-                pass
-            sock.close()
+        with selectors.DefaultSelector() as waiting:  # epoll: more sockets than select() can watch
+            for sock in idle:
+                sock.setblocking(False)
+                waiting.register(sock, selectors.EVENT_READ)
+            deadline = time.monotonic() + 8
+            while closed < IDLE_CONNECTIONS and time.monotonic() < deadline:
+                for key, _ in waiting.select(timeout=0.5):
+                    sock = key.fileobj
+                    assert isinstance(sock, socket.socket)
+                    try:
+                        assert sock.recv(1) == b""  # the server never answers these: readable means closed
+                    except ConnectionResetError:
+                        pass
+                    waiting.unregister(sock)
+                    sock.close()
+                    closed += 1
         assert closed == IDLE_CONNECTIONS
         assert _open_files() <= baseline + 16  # the server holds no file descriptor for them any more
         # a client that trickles its headers is closed on time too, however often it sends a byte
@@ -74,34 +83,41 @@ def test_rest_security_idle_connections_cannot_starve_a_request(tmp_path: Path) 
                     break
             except TimeoutError:
                 slow.sendall(b"X")
-            assert time.monotonic() - started < 5
-        assert time.monotonic() - started < 3
+            assert time.monotonic() - started < 6, "a trickling client was not closed"
+        assert time.monotonic() - started >= 1.5  # not before the header timeout either
         slow.close()
         assert served.client().load_table("db.v").scan().to_arrow().column("id").to_pylist() == [1, 2, 3]
 
 
 # 10 -----------------------------------------------------------------------------------------------
-def test_rest_security_rate_limit_is_per_credential_with_retry_after(tmp_path: Path) -> None:
+def test_rest_security_rate_limit_is_per_credential_with_retry_after(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="floe.server")
     settings = ServerSettings.from_mapping({
         "rate-limit-per-s": 0.5, "rate-limit-burst": 5,  # a request every 2 s once the burst is spent
         "tokens": {"a": {"token": "token-a", "grants": {"*": "admin"}}, "b": {"token": "token-b", "grants": {"*": "admin"}}},
     })
     with served_catalog(tmp_path, settings) as s:
-        assert [request(s, "GET", "/v1/config", token="token-a").status_code for _ in range(5)] == [200] * 5
-        resp = request(s, "POST", f"{prefix(s)}/namespaces", token="token-a", json={"namespace": ["x"]})
-        assert "Rate limit exceeded" in assert_error(resp, 429, "TooManyRequestsException")
-        assert int(resp.headers["Retry-After"]) >= 1
-        # the same address with another credential has its own bucket
-        assert request(s, "GET", "/v1/config", token="token-b").status_code == 200
-        assert s.backing.list_namespaces() == []
         s.backing.create_namespace("db")
         s.backing.create_table("db.v", pa.schema([pa.field("id", pa.int64())])).append(
             pa.table({"id": pa.array([1, 2], pa.int64())})
         )
+        codes = []
+        while not codes or codes[-1] != 429:  # until credential a's bucket is empty (a loaded machine refills)
+            resp = request(s, "POST", f"{prefix(s)}/namespaces", token="token-a", json={"namespace": []})
+            codes.append(resp.status_code)
+            assert len(codes) < 50, codes
+        assert codes[:5] == [400] * 5  # the burst (the root namespace is refused), then 429
+        assert "Rate limit exceeded" in assert_error(resp, 429, "TooManyRequestsException")
+        assert int(resp.headers["Retry-After"]) >= 1
+        # the same address with another credential has its own bucket
+        assert request(s, "GET", "/v1/config", token="token-b").status_code == 200
+        assert s.backing.list_namespaces() == [("db",)]
         # Floe's client waits as Retry-After says and sends again (a bounded number of times)
-        started = time.monotonic()
+        caplog.clear()
         s.client(token="token-a").create_namespace("after-wait")
-        assert time.monotonic() - started >= 1.0
+        assert any("principal:a reached: 429" in r.getMessage() for r in caplog.records)
         assert s.backing.list_namespaces() == [("after-wait",), ("db",)]
         assert s.client(token="token-b").load_table("db.v").scan().to_arrow().num_rows == 2
         # 429 carries Retry-After on the token endpoint too (limited per address before authentication)
