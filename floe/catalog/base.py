@@ -26,6 +26,7 @@ from floe.errors import (
     UnsupportedError,
 )
 from floe.io.fileio import FileIO
+from floe.io.locations import join
 from floe.table.identifiers import (
     Identifier,
     IdentifierLike,
@@ -459,6 +460,55 @@ class Catalog(ABC):
             CommitStateUnknownError: the outcome is unknown; nothing may be cleaned up.
         """
         raise UnsupportedError(f"Catalog {self.name} ({type(self).__name__}) cannot commit several tables atomically")
+
+    def all_namespaces(self) -> list[Namespace]:
+        """Every namespace of the catalog, at any depth, parents before children."""
+        out: list[Namespace] = []
+        pending = self.list_namespaces()
+        while pending:
+            ns = pending.pop(0)
+            out.append(ns)
+            try:
+                pending.extend(self.list_namespaces(ns))
+            except NoSuchNamespaceError:  # dropped meanwhile
+                continue
+        return out
+
+    def namespace_locations(self) -> dict[Namespace, str]:
+        """Every namespace with the folder its tables go to by default: its ``location`` property, else
+        ``<warehouse>/<levels...>`` (namespaces with neither are left out).
+
+        This default walks the namespaces; catalogs that keep them in one place answer at once.
+        """
+        warehouse = self.properties.get(WAREHOUSE)
+        out: dict[Namespace, str] = {}
+        for ns in self.all_namespaces():
+            try:
+                location = self.load_namespace_properties(ns).get(LOCATION)
+            except NoSuchNamespaceError:
+                continue
+            if not location and warehouse:
+                location = join(warehouse, *ns)
+            if location:
+                out[ns] = location
+        return out
+
+    def table_metadata_locations(self) -> dict[Identifier, str]:
+        """Every table of the catalog with the location of its current metadata file.
+
+        This default walks the namespaces; catalogs that keep the locations in one place answer at once.
+        """
+        out: dict[Identifier, str] = {}
+        for ns in self.all_namespaces():
+            try:
+                tables = self.list_tables(ns)
+            except NoSuchNamespaceError:
+                continue
+            for ident in tables:
+                location = self.table_operations(ident).reload_location()
+                if location is not None:
+                    out[ident] = location
+        return out
 
     def namespace_location(self, namespace: Namespace) -> str | None:
         """The ``location`` property of a namespace, if set."""

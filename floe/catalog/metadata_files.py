@@ -8,6 +8,7 @@ adds ``.gz`` before ``.metadata.json``.
 
 from __future__ import annotations
 
+from floe.catalog.resolved_locations import inside_folder
 from floe.errors import InvalidMetadataError
 from floe.io.fileio import FileIO
 from floe.io.locations import join
@@ -89,8 +90,10 @@ def write_metadata(io: FileIO, metadata: TableMetadata, location: str, *, exclus
 def delete_removed_metadata_files(io: FileIO, base: TableMetadata | None, new: TableMetadata) -> list[str]:
     """After a successful commit, delete metadata files that fell out of the log, if the table asks for it.
 
-    Only runs with ``write.metadata.delete-after-commit.enabled=true``. Failures are ignored: a file left
-    behind is an orphan, never a correctness problem.
+    Only runs with ``write.metadata.delete-after-commit.enabled=true``, and deletes only files inside the
+    table's metadata folder (before or after the commit; symlinks resolved): a log entry is a string anyone
+    who wrote the metadata chose, and must not make a commit delete another table's files. Failures are
+    ignored: a file left behind is an orphan, never a correctness problem.
 
     Returns:
         The locations that were deleted.
@@ -100,7 +103,12 @@ def delete_removed_metadata_files(io: FileIO, base: TableMetadata | None, new: T
     ):
         return []
     kept = {e.metadata_file for e in new.metadata_log}
-    removed = [e.metadata_file for e in base.metadata_log if e.metadata_file not in kept]
+    folders = [inside_folder(metadata_dir(m)) for m in (base, new)]
+    removed = [
+        e.metadata_file
+        for e in base.metadata_log
+        if e.metadata_file not in kept and any(inside(e.metadata_file) for inside in folders)
+    ]
     if removed:
         failures = io.delete_many(removed)
         return [r for r in removed if r not in failures]

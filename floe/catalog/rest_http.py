@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -33,9 +35,18 @@ _MAX_THROTTLED = 6  # 429/503 answers waited out per request (Retry-After, else 
 
 
 def _retry_after(resp: httpx.Response, attempt: int) -> float:
-    raw = resp.headers.get("retry-after", "")
-    wait = float(raw) if raw.replace(".", "", 1).isdigit() else 0.1 * 2 ** (attempt - 1)
-    return min(wait, 30.0)
+    """Seconds to wait before sending again: ``Retry-After`` (seconds or an HTTP date, RFC 9110 10.2.3),
+    else exponential from 0.1 s; at most 30 s."""
+    raw = resp.headers.get("retry-after", "").strip()
+    wait = 0.1 * 2 ** (attempt - 1)
+    if raw.replace(".", "", 1).isdigit():
+        wait = float(raw)
+    elif raw:
+        try:
+            wait = max(0.0, (parsedate_to_datetime(raw) - datetime.now(timezone.utc)).total_seconds())
+        except (TypeError, ValueError):
+            pass
+    return float(min(wait, 30.0))
 
 
 def _timeout(properties: Mapping[str, str]) -> httpx.Timeout:
@@ -89,10 +100,16 @@ class RestSession:
             form["client_id"], form["client_secret"] = client_id, secret
         else:
             form["client_secret"] = client_id
-        try:
-            resp = self._client.post(self._token_uri, data=form)
-        except httpx.HTTPError as e:
-            raise FloeError(f"REST catalog {self.catalog}: cannot reach {self._token_uri}: {e}") from e
+        throttled = 0
+        while True:
+            try:
+                resp = self._client.post(self._token_uri, data=form)
+            except httpx.HTTPError as e:
+                raise FloeError(f"REST catalog {self.catalog}: cannot reach {self._token_uri}: {e}") from e
+            if resp.status_code not in (429, 503) or throttled >= _MAX_THROTTLED:
+                break
+            throttled += 1  # refused before any work: wait as the server says and ask again
+            time.sleep(_retry_after(resp, throttled))
         body = _json(resp)
         if resp.status_code != 200 or not isinstance(body, Mapping) or not body.get("access_token"):
             err = error_from_response(

@@ -36,7 +36,7 @@ from floe.catalog.sql_layout import (
     TABLE_TYPE,
     VIEW_TYPE,
     child_namespaces,
-    like_prefix,
+    nested_prefix,
     no_such_namespace_message,
     no_such_table_message,
 )
@@ -165,26 +165,19 @@ class SqlCatalog(Catalog):
     def namespace_exists(self, namespace: IdentifierLike) -> bool:
         ns = namespace_to_string(to_namespace(namespace))
         p, t = self._props, self._tables
-        like = like_prefix(ns)
+        prefix = nested_prefix(ns)
+
+        def same_or_nested(column: Any) -> Any:
+            return sa.or_(column == ns, sa.func.substr(column, 1, len(prefix)) == prefix)
+
         with self.engine.connect() as conn:
             hit = conn.execute(
-                sa.select(sa.literal(1))
-                .where(
-                    p.c.catalog_name == self.name,
-                    sa.or_(p.c.namespace == ns, p.c.namespace.like(like, escape=layout.LIKE_ESCAPE)),
-                )
-                .limit(1)
+                sa.select(sa.literal(1)).where(p.c.catalog_name == self.name, same_or_nested(p.c.namespace)).limit(1)
             ).first()
             if hit is None:
                 hit = conn.execute(
                     sa.select(sa.literal(1))
-                    .where(
-                        t.c.catalog_name == self.name,
-                        sa.or_(
-                            t.c.table_namespace == ns,
-                            t.c.table_namespace.like(like, escape=layout.LIKE_ESCAPE),
-                        ),
-                    )
+                    .where(t.c.catalog_name == self.name, same_or_nested(t.c.table_namespace))
                     .limit(1)
                 ).first()
         return hit is not None
@@ -196,9 +189,12 @@ class SqlCatalog(Catalog):
         if not ns:
             raise ValidationError("Cannot create the root namespace")
         check_namespace_segments(ns, catalog=self.name)
+        _refuse_reserved(properties or {})
+        _check_widths(namespace=ns, properties=properties)
         if self.namespace_exists(ns):
             raise NamespaceAlreadyExistsError(f"Namespace already exists: {namespace_to_string(ns)}")
-        props = dict(properties or {}) or {NAMESPACE_EXISTS_PROPERTY: "true"}
+        # As Java's JdbcCatalog: the marker row keeps the namespace when every other property is removed.
+        props = {**(properties or {}), NAMESPACE_EXISTS_PROPERTY: "true"}
         rows = [
             {
                 "catalog_name": self.name,
@@ -234,8 +230,8 @@ class SqlCatalog(Catalog):
             }
         return child_namespaces(names, parent)
 
-    def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
-        ns = to_namespace(namespace)
+    def _stored_properties(self, ns: Namespace) -> dict[str, str]:
+        """The namespace's property rows as stored (the ``exists`` marker included)."""
         p = self._props
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -246,6 +242,27 @@ class SqlCatalog(Catalog):
         if not rows and not self.namespace_exists(ns):
             raise NoSuchNamespaceError(no_such_namespace_message(namespace_to_string(ns)))
         return {k: v for k, v in rows}
+
+    def load_namespace_properties(self, namespace: IdentifierLike) -> dict[str, str]:
+        """The namespace's properties as Java's ``JdbcCatalog.loadNamespaceMetadata`` returns them: without
+        the internal ``exists`` marker, with ``location`` (``<warehouse>/<levels...>`` unless set).
+
+        Raises:
+            NoSuchNamespaceError: it does not exist.
+        """
+        ns = to_namespace(namespace)
+        props = self._stored_properties(ns)
+        props.pop(NAMESPACE_EXISTS_PROPERTY, None)
+        warehouse = self.properties.get(WAREHOUSE)
+        if LOCATION not in props and warehouse and ns:
+            props[LOCATION] = join(warehouse, *ns)
+        return props
+
+    def namespace_location(self, namespace: Namespace) -> str | None:
+        try:
+            return self._stored_properties(namespace).get(LOCATION)
+        except NoSuchNamespaceError:
+            return None
 
     def update_namespace_properties(
         self,
@@ -259,7 +276,10 @@ class SqlCatalog(Catalog):
         overlap = set(removals) & set(updates)
         if overlap:
             raise ValidationError(f"Properties both removed and updated: {sorted(overlap)}")
-        current = self.load_namespace_properties(ns)
+        _refuse_reserved(updates)
+        _check_widths(properties=updates)
+        current = self._stored_properties(ns)
+        current.pop(NAMESPACE_EXISTS_PROPERTY, None)  # never shown, so never removed: reported missing
         p = self._props
         key = sa.and_(p.c.catalog_name == self.name, p.c.namespace == namespace_to_string(ns))
         with self.engine.begin() as conn:
@@ -317,6 +337,48 @@ class SqlCatalog(Catalog):
     def table_exists(self, identifier: IdentifierLike) -> bool:
         return self._current_location(to_identifier(identifier)) is not None
 
+    def all_namespaces(self) -> list[Namespace]:
+        p, t = self._props, self._tables
+        with self.engine.connect() as conn:
+            stored = {r[0] for r in conn.execute(sa.select(p.c.namespace).where(p.c.catalog_name == self.name).distinct())}
+            stored |= {
+                r[0]
+                for r in conn.execute(sa.select(t.c.table_namespace).where(t.c.catalog_name == self.name).distinct())
+            }
+        levels = {tuple(n.split(layout.NS_SEP)) for n in stored}
+        # a namespace exists when it or a namespace below it has rows: every prefix of a stored one
+        return sorted({ns[:i] for ns in levels for i in range(1, len(ns) + 1)}, key=lambda ns: (len(ns), ns))
+
+    def namespace_locations(self) -> dict[Namespace, str]:
+        p = self._props
+        with self.engine.connect() as conn:
+            custom = {
+                tuple(ns.split(layout.NS_SEP)): location
+                for ns, location in conn.execute(
+                    sa.select(p.c.namespace, p.c.property_value).where(
+                        p.c.catalog_name == self.name, p.c.property_key == LOCATION
+                    )
+                )
+                if location
+            }
+        warehouse = self.properties.get(WAREHOUSE)
+        out: dict[Namespace, str] = {}
+        for ns in self.all_namespaces():
+            location = custom.get(ns) or (join(warehouse, *ns) if warehouse else None)
+            if location:
+                out[ns] = location
+        return out
+
+    def table_metadata_locations(self) -> dict[Identifier, str]:
+        t = self._tables
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(t.c.table_namespace, t.c.table_name, t.c.metadata_location).where(
+                    t.c.catalog_name == self.name, self._is_table(), t.c.metadata_location.is_not(None)
+                )
+            ).all()
+        return {(*ns.split(layout.NS_SEP), name): location for ns, name, location in rows}
+
     def table_operations(self, identifier: Identifier) -> TableOperations:
         return SqlTableOperations(self, identifier)
 
@@ -338,6 +400,7 @@ class SqlCatalog(Catalog):
         src, dst = to_identifier(from_identifier), to_identifier(to_identifier_)
         # Only the new name is checked: an odd name stored earlier (by another engine) can be renamed away.
         check_identifier_segments(dst, catalog=self.name)
+        _check_widths(identifier=dst)
         self._check_namespace(dst[:-1])
         if self.table_exists(dst):
             raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(dst)}")
@@ -366,6 +429,7 @@ class SqlCatalog(Catalog):
 
         ident = to_identifier(identifier)
         check_identifier_segments(ident, catalog=self.name)
+        _check_widths(identifier=ident, metadata_location=metadata_location)
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self.io(metadata_location), metadata_location)  # validates the file
         self._insert(ident, metadata_location)
@@ -446,6 +510,7 @@ class SqlCatalog(Catalog):
         self._require_view_layout()
         ident = to_identifier(identifier)
         check_identifier_segments(ident, catalog=self.name)
+        _check_widths(identifier=ident)
         self._check_namespace(ident[:-1])
         if self._current_location(ident) is not None or self.view_exists(ident):
             raise TableAlreadyExistsError(f"Table or view already exists: {identifier_to_string(ident)}")
@@ -507,6 +572,7 @@ class SqlCatalog(Catalog):
         written = []
         for _, _, base_location, new in commits:
             location = next_metadata_location(new, base_location)
+            _check_widths(metadata_location=location)
             write_metadata(io, new, location, exclusive=False)
             written.append(location)
         t = self._tables
@@ -559,6 +625,7 @@ class SqlTableOperations(TableOperations):
 
     def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
         location = next_metadata_location(new, base_location)
+        _check_widths(identifier=self.identifier if base is None else None, metadata_location=location)
         write_metadata(self.io, new, location, exclusive=False)
         if base is None or base_location is None:
             try:
@@ -591,6 +658,48 @@ class SqlTableOperations(TableOperations):
             )
         delete_removed_metadata_files(self.io, base, new)
         return location
+
+
+_NAME_WIDTH = 255  # VARCHAR(255): namespace, table name, property key (Java's JdbcUtil, PyIceberg)
+_VALUE_WIDTH = 1000  # VARCHAR(1000): metadata locations, property values
+
+
+def _check_widths(
+    *,
+    identifier: Identifier | None = None,
+    namespace: Namespace | None = None,
+    properties: Mapping[str, str] | None = None,
+    metadata_location: str | None = None,
+) -> None:
+    """Refuse values longer than the catalog's columns hold (PostgreSQL and MySQL would fail the statement).
+
+    Raises:
+        ValidationError: names the value, its length and the column.
+    """
+    checks: list[tuple[str, str, int]] = []
+    if identifier is not None:
+        namespace = identifier[:-1]
+        checks.append(("table name", identifier[-1], _NAME_WIDTH))
+    if namespace is not None:
+        checks.append(("namespace", namespace_to_string(namespace), _NAME_WIDTH))
+    for key, value in (properties or {}).items():
+        checks += [("property key", key, _NAME_WIDTH), (f"value of property {key[:60]!r}", value, _VALUE_WIDTH)]
+    if metadata_location is not None:
+        checks.append(("metadata location", metadata_location, _VALUE_WIDTH))
+    for what, value, width in checks:
+        if len(value) > width:
+            raise ValidationError(
+                f"The SQL catalog cannot store this {what} ({len(value)} characters, {value[:60]!r}...): "
+                f"its column holds {width}"
+            )
+
+
+def _refuse_reserved(properties: Mapping[str, str]) -> None:
+    if NAMESPACE_EXISTS_PROPERTY in properties:
+        raise ValidationError(
+            f"Cannot set namespace property {NAMESPACE_EXISTS_PROPERTY!r}: it is reserved (the SQL catalog's "
+            "marker of a namespace without other properties)"
+        )
 
 
 def _make_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:

@@ -24,7 +24,7 @@ __all__ = [
     "TABLES",
     "TABLE_TYPE",
     "child_namespaces",
-    "like_prefix",
+    "nested_prefix",
     "no_such_namespace_message",
     "no_such_table_message",
 ]
@@ -43,22 +43,20 @@ NAMESPACE = "namespace"
 PROPERTY_KEY = "property_key"
 PROPERTY_VALUE = "property_value"
 
-# written when a namespace is created without properties (Java, PyIceberg)
+# written when a namespace is created (Java always, PyIceberg without other properties); never shown
 NAMESPACE_EXISTS_PROPERTY = "exists"
 TABLE_TYPE = "TABLE"  # iceberg_type of tables (views share the table when the column exists)
 VIEW_TYPE = "VIEW"
 NS_SEP = "."
-LIKE_ESCAPE = "!"
 
 
-def like_prefix(namespace: str) -> str:
-    """A ``LIKE`` pattern (escape ``!``) matching every namespace nested under ``namespace``."""
-    escaped = (
-        namespace.replace(LIKE_ESCAPE, LIKE_ESCAPE * 2)
-        .replace("%", LIKE_ESCAPE + "%")
-        .replace("_", LIKE_ESCAPE + "_")
-    )
-    return escaped + NS_SEP + "%"
+def nested_prefix(namespace: str) -> str:
+    """What every namespace nested under ``namespace`` starts with.
+
+    Compared with ``substr(column, 1, len(prefix)) = prefix`` rather than ``LIKE``: no escaping, and no
+    pattern-length limit (SQLite refuses ``LIKE`` patterns over 50,000 bytes as "too complex").
+    """
+    return namespace + NS_SEP
 
 
 def child_namespaces(stored: Iterable[str], parent: Namespace) -> list[Namespace]:

@@ -118,14 +118,15 @@ class SqliteCatalogReader:
 
     def namespace_exists(self, namespace: IdentifierLike) -> bool:
         ns = namespace_to_string(to_namespace(namespace))
-        args = (self.name, ns, layout.like_prefix(ns))
+        prefix = layout.nested_prefix(ns)
+        args = (self.name, ns, len(prefix), prefix)
         for table, column in (
             (layout.NAMESPACE_PROPERTIES, layout.NAMESPACE),
             (layout.TABLES, layout.TABLE_NAMESPACE),
         ):
             hit = self._conn.execute(
-                f"SELECT 1 FROM {table} WHERE {layout.CATALOG_NAME} = ? AND ({column} = ? OR {column} "
-                f"LIKE ? ESCAPE '{layout.LIKE_ESCAPE}') LIMIT 1",
+                f"SELECT 1 FROM {table} WHERE {layout.CATALOG_NAME} = ? AND ({column} = ? OR "
+                f"substr({column}, 1, ?) = ?) LIMIT 1",
                 args,
             ).fetchone()
             if hit is not None:

@@ -1,21 +1,30 @@
 """The ASGI app of ``floe serve``: Iceberg's REST catalog routes over one Floe catalog (Starlette requests).
 
 Routing works on the raw request path, one percent-decoded segment at a time, so a name holding ``/``
-(``%2F``) stays one name and reaches the catalog's name checks (400) instead of changing the route.
+(``%2F``) stays one name and reaches the name checks (400) instead of changing the route.
 Each request is, in order: size-checked (``Content-Length`` above ``max-body-bytes``: 413),
-authenticated (401), rate-limited per principal or, before authentication, per client address (429),
-routed (404 / 405, or 406 for spec routes Floe does not serve), authorized per namespace by the handler
-(403), then its body read with the size cap and parsed (400) and the handler run in a worker thread.
+authenticated (401), rate-limited per principal or, before authentication and when serving anonymously,
+per client address (429 with ``Retry-After``), routed (404 / 405, or 406 for spec routes Floe does not
+serve), authorized on the namespace its URL names, or for routes that name namespaces only in the body on
+having such a grant anywhere (403, before the body is read: a caller without access never learns whether
+its body would parse), its URL names checked (:mod:`floe.server.names`, 400), its body read with the size
+cap and a time limit (413, 408), parsed with a nesting limit and checked against the REST spec's types
+(:mod:`floe.server.request_types`, 400), and the handler run in a worker thread (which authorizes what the
+body names and what its locations touch).
 Errors are the spec's ``{"error": {"message", "type", "code"}}``; an unexpected one is logged and
 answered with 500 without details.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import binascii
 import errno
-import json
 import logging
+import unicodedata
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -35,15 +44,19 @@ from floe.catalog.rest_protocol import (
     error_status,
 )
 from floe.errors import FloeError, ValidationError
-from floe.server.handlers import Handlers, Reply
+from floe.server.handlers import Handlers, Reply, require_grant
+from floe.server.location_policy import LocationPolicy
+from floe.server.names import request_name, request_namespace
+from floe.server.request_types import check_request, parse_json
 from floe.server.security import RateLimiter, TokenStore
 from floe.server.settings import Principal, ServerSettings
+from floe.table.identifiers import Namespace
 
 __all__ = ["ANONYMOUS", "RestCatalogApp", "create_app"]
 
 log = logging.getLogger("floe.server")
 ANONYMOUS = Principal("anonymous", {"*": "admin"})
-_MAX_MESSAGE = 2000  # error messages quote names, which may be 10,000 characters long
+_MAX_MESSAGE = 2000  # error messages quote names, which may be 255 characters long
 
 
 class _TooLarge(RestError):
@@ -68,71 +81,102 @@ class _Request:
 Action = Callable[[_Request], Reply]
 
 
+def _nfc(name: str) -> str:
+    return unicodedata.normalize("NFC", name)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What a request does and what it needs before its body is read.
+
+    ``level`` on ``namespace`` (None: some grant of ``level`` anywhere, the body names the namespaces;
+    ``level`` None: any authenticated caller); ``table`` the table name of the URL; ``body`` the REST
+    request type the body must have (None: no body).
+    """
+
+    action: Action
+    level: str | None = None
+    namespace: Namespace | None = None
+    table: str | None = None
+    body: str | None = None
+
+
 class CatalogApp:
     """Routes, authentication and limits around :class:`Handlers`."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, anonymous: bool) -> None:
-        self.handlers = Handlers(catalog, prefix=catalog.name, allowed_locations=settings.allowed_locations)
+        policy = LocationPolicy(catalog, settings.allowed_locations)
+        self.handlers = Handlers(catalog, prefix=catalog.name, policy=policy)
         self.settings = settings
         self.tokens = TokenStore(settings)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
         self.anonymous = anonymous
 
     # -- routing ---------------------------------------------------------------------------------
-    def route(self, method: str, segments: list[str]) -> Action | None | str:
-        """The action for a request, None for no such route, ``"405"``/``"406"`` for wrong method or
-        a spec route Floe does not serve."""
+    def route(self, method: str, segments: list[str]) -> Route | None | str:
+        """The route of a request, None for no such route, ``"405"``/``"406"`` for a wrong method or a
+        spec route Floe does not serve. Names are in NFC here and checked after authorization."""
         h = self.handlers
         if segments == ["v1", "config"]:
-            return (lambda r: h.config(r.principal, r.params)) if method == "GET" else "405"
+            return Route(lambda r: h.config(r.principal, r.params)) if method == "GET" else "405"
         if len(segments) < 3 or segments[0] != "v1" or segments[1] != h.prefix:
             return None
         rest = segments[2:]
-        table: dict[tuple[str, ...], dict[str, Action]] = {}
+        table: dict[str, Route] = {}
         if rest == ["namespaces"]:
-            table[()] = {
-                "GET": lambda r: h.list_namespaces(r.principal, r.params),
-                "POST": lambda r: h.create_namespace(r.principal, r.body),
+            table = {
+                "GET": Route(lambda r: h.list_namespaces(r.principal, r.params)),
+                "POST": Route(lambda r: h.create_namespace(r.principal, r.body), "admin", body="CreateNamespaceRequest"),
             }
         elif rest == ["tables", "rename"]:
-            table[()] = {"POST": lambda r: h.rename_table(r.principal, r.body)}
+            table = {"POST": Route(lambda r: h.rename_table(r.principal, r.body), "write", body="RenameTableRequest")}
         elif rest == ["transactions", "commit"]:
-            table[()] = {"POST": lambda r: h.commit_transaction(r.principal, r.body)}
+            table = {"POST": Route(
+                lambda r: h.commit_transaction(r.principal, r.body), "write", body="CommitTransactionRequest"
+            )}
         elif rest[0] == "namespaces" and len(rest) >= 2:
-            ns = decode_namespace(rest[1])
+            ns = tuple(_nfc(level) for level in decode_namespace(rest[1]))
             tail = rest[2:]
             if not tail:
-                table[()] = {
-                    "GET": lambda r: h.load_namespace(r.principal, ns),
-                    "HEAD": lambda r: h.namespace_exists(r.principal, ns),
-                    "DELETE": lambda r: h.drop_namespace(r.principal, ns),
+                table = {
+                    "GET": Route(lambda r: h.load_namespace(r.principal, ns), "read", ns),
+                    "HEAD": Route(lambda r: h.namespace_exists(r.principal, ns), "read", ns),
+                    "DELETE": Route(lambda r: h.drop_namespace(r.principal, ns), "admin", ns),
                 }
             elif tail == ["properties"]:
-                table[()] = {"POST": lambda r: h.update_namespace_properties(r.principal, ns, r.body)}
+                table = {"POST": Route(
+                    lambda r: h.update_namespace_properties(r.principal, ns, r.body), "admin", ns,
+                    body="UpdateNamespacePropertiesRequest",
+                )}
             elif tail == ["tables"]:
-                table[()] = {
-                    "GET": lambda r: h.list_tables(r.principal, ns, r.params),
-                    "POST": lambda r: h.create_table(r.principal, ns, r.body),
+                table = {
+                    "GET": Route(lambda r: h.list_tables(r.principal, ns, r.params), "read", ns),
+                    "POST": Route(lambda r: h.create_table(r.principal, ns, r.body), "write", ns, body="CreateTableRequest"),
                 }
             elif tail == ["register"]:
-                table[()] = {"POST": lambda r: h.register_table(r.principal, ns, r.body)}
+                table = {"POST": Route(
+                    lambda r: h.register_table(r.principal, ns, r.body), "write", ns, body="RegisterTableRequest"
+                )}
             elif tail[0] == "tables" and len(tail) == 2:
-                ident = (*ns, tail[1])
-                table[()] = {
-                    "GET": lambda r: h.load_table(r.principal, ident, r.params),
-                    "HEAD": lambda r: h.table_exists(r.principal, ident),
-                    "POST": lambda r: h.commit_table(r.principal, ident, r.body),
-                    "DELETE": lambda r: h.drop_table(r.principal, ident, r.params),
+                name = _nfc(tail[1])
+                ident = (*ns, name)
+                table = {
+                    "GET": Route(lambda r: h.load_table(r.principal, ident, r.params), "read", ns, name),
+                    "HEAD": Route(lambda r: h.table_exists(r.principal, ident), "read", ns, name),
+                    "POST": Route(lambda r: h.commit_table(r.principal, ident, r.body), "write", ns, name,
+                                  body="CommitTableRequest"),
+                    "DELETE": Route(lambda r: h.drop_table(r.principal, ident, r.params), "write", ns, name),
                 }
             elif tail[0] == "tables" and len(tail) == 3 and tail[2] == "metrics":
-                ident = (*ns, tail[1])
-                table[()] = {"POST": lambda r: h.report_metrics(r.principal, ident, r.body)}
+                name = _nfc(tail[1])
+                ident = (*ns, name)
+                table = {"POST": Route(lambda r: h.report_metrics(r.principal, ident, r.body), "read", ns, name,
+                                       body="ReportMetricsRequest")}
             elif tail[0] == "views" or (tail[0] == "tables" and len(tail) >= 3):
                 return "406"  # views, scan planning, credentials: in the spec, not served by Floe
         if not table:
             return None
-        action = table[()].get(method)
-        return action if action is not None else "405"
+        return table.get(method, "405")
 
     # -- the request -----------------------------------------------------------------------------
     async def endpoint(self, request: Request) -> Response:
@@ -150,14 +194,16 @@ class CatalogApp:
                 return _error(500, "InternalServerError", "Internal server error", head=head)
             if code >= 500:
                 log.warning("floe serve: %s %s: %s", request.method, request.url.path[:200], e)
-            message = str(e)
+            message = " ".join(str(e).splitlines())  # one line, whatever a name or value held
             if len(message) > _MAX_MESSAGE:
                 message = message[:_MAX_MESSAGE] + "..."
+            if code in (401, 403):  # the audit trail of a security boundary: who was refused what, and why
+                log.info("floe serve: refused %s %s: %d %s: %s", request.method, request.url.path[:200], code, kind, message)
             return _error(code, kind, message, head=head)
 
     async def _handle(self, request: Request) -> Response:
         head = request.method == "HEAD"
-        client = f"ip:{request.client.host if request.client else '?'}"
+        address = f"ip:{request.client.host if request.client else '?'}"
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.settings.max_body_bytes):
             return _error(413, "RequestTooLargeException", f"Request body exceeds {self.settings.max_body_bytes} bytes")
@@ -166,9 +212,9 @@ class CatalogApp:
         if segments and segments[-1] == "":
             segments.pop()
         if segments == ["v1", "oauth", "tokens"]:
-            wait = self.limiter.allow(client)
+            wait = self.limiter.allow(address)
             if wait:
-                return self._too_many(wait)
+                return self._too_many(address, wait)
             if request.method != "POST":
                 return _error(405, "MethodNotAllowedException", "Use POST for /v1/oauth/tokens")
             return await self._oauth(request)
@@ -181,51 +227,81 @@ class CatalogApp:
                 principal = self.tokens.authenticate(request.headers.get("authorization"))
             except NotAuthorizedError as e:
                 auth_error = e
-        wait = self.limiter.allow(client if principal is None else f"principal:{principal.name}")
+        # per credential once authenticated; per address before, and when serving anonymously
+        key = address if principal is None or self.anonymous else f"principal:{principal.name}"
+        wait = self.limiter.allow(key)
         if wait:
-            return self._too_many(wait)
+            return self._too_many(key, wait)
         if auth_error is not None or principal is None:
             raise auth_error or NotAuthorizedError("Not authorized", code=401, error_type="NotAuthorizedException")
-        action = self.route(request.method, segments)
-        if action is None:
-            return _error(404, "NoSuchEndpointException", f"No route {request.method} {request.url.path}", head=head)
-        if action == "405":
-            return _error(405, "MethodNotAllowedException", f"Method {request.method} not allowed on {request.url.path}", head=head)
-        if action == "406":
-            return _error(406, "UnsupportedOperationException", f"{request.url.path} is not served by floe serve", head=head)
-        assert callable(action)
-        body = await self._json_body(request) if request.method in ("POST", "PUT", "PATCH") else None
-        status, payload = await run_in_threadpool(action, _Request(principal, dict(request.query_params), body))
+        route = self.route(request.method, segments)
+        if route is None:
+            return _error(404, "NoSuchEndpointException", f"No route {request.method} {request.url.path[:200]}", head=head)
+        if route == "405":
+            return _error(405, "MethodNotAllowedException", f"Method {request.method} not allowed on {request.url.path[:200]}", head=head)
+        if route == "406":
+            return _error(406, "UnsupportedOperationException", f"{request.url.path[:200]} is not served by floe serve", head=head)
+        assert isinstance(route, Route)
+        self._authorize(principal, route)
+        if route.namespace is not None:
+            request_namespace(route.namespace)
+        if route.table is not None:
+            request_name(route.table, kind="table")
+        body = None
+        if route.body is not None:
+            body = await self._json_body(request)
+            check_request(body, route.body)
+        status, payload = await run_in_threadpool(route.action, _Request(principal, dict(request.query_params), body))
         if status == 204 or payload is None or head:
             if status == 404:
                 return _error(404, "NotFoundException", "Not found", head=head)
             return Response(status_code=status)
         return JSONResponse(payload, status_code=status)
 
-    def _too_many(self, wait: float) -> Response:
-        resp = _error(429, "TooManyRequestsException", "Rate limit exceeded; retry later")
-        resp.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
+    @staticmethod
+    def _authorize(principal: Principal, route: Route) -> None:
+        """The grant a route needs, checked before its body is read."""
+        if route.level is None:
+            return
+        if route.namespace is not None:
+            require_grant(principal, route.namespace, route.level)
+        elif not principal.may_somewhere(route.level):
+            require_grant(principal, (), route.level)
+
+    def _too_many(self, key: str, wait: float) -> Response:
+        retry_after = max(1, int(wait + 0.999))
+        log.info("floe serve: rate limit of %s reached: 429, Retry-After %d s", key, retry_after)
+        resp = _error(429, "TooManyRequestsException", f"Rate limit exceeded; retry after {retry_after} s")
+        resp.headers["Retry-After"] = str(retry_after)
         return resp
 
     async def _read_body(self, request: Request) -> bytes:
         limit = self.settings.max_body_bytes
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise _TooLarge(f"Request body exceeds {limit} bytes", code=413, error_type="RequestTooLargeException")
-            chunks.append(chunk)
+
+        async def read() -> None:
+            nonlocal size
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _TooLarge(f"Request body exceeds {limit} bytes", code=413, error_type="RequestTooLargeException")
+                chunks.append(chunk)
+
+        try:
+            await asyncio.wait_for(read(), timeout=self.settings.body_timeout_s)
+        except asyncio.TimeoutError:
+            raise RestError(
+                f"Request body not received within {self.settings.body_timeout_s:g} s (body-timeout-s)",
+                code=408, error_type="RequestTimeoutException",
+            ) from None
         return b"".join(chunks)
 
     async def _json_body(self, request: Request) -> Any:
         data = await self._read_body(request)
         if not data:
             return None
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise ValidationError(f"Request body is not valid JSON: {e}") from e
+        return parse_json(data, max_depth=self.settings.max_json_depth)
 
     async def _oauth(self, request: Request) -> Response:
         """OAuth2 client credentials (RFC 6749 4.4), errors in OAuth2's own shape."""
@@ -244,9 +320,6 @@ class CatalogApp:
         client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
         basic = request.headers.get("authorization", "")
         if basic.lower().startswith("basic ") and not client_id:
-            import base64
-            import binascii
-
             try:
                 client_id, _, secret = base64.b64decode(basic[6:].strip()).decode("utf-8").partition(":")
             except (binascii.Error, UnicodeDecodeError):

@@ -1,21 +1,28 @@
 """What each REST catalog route does to the served catalog (synchronous; the app runs them in threads).
 
-Every handler gets the catalog, the caller's principal, the route's decoded names, query parameters and
-the parsed JSON body, checks the caller's grant on the namespaces it touches before anything else (so a
-caller without access learns nothing, not even whether a name exists), and returns ``(status, body)``.
-Names reach the catalog unchanged: every catalog refuses names that cannot be path segments
-(:mod:`floe.catalog.path_segments`) with a ValidationError, which the app answers with 400.
+Every handler gets the catalog, the caller's principal, the route's names (already checked and in NFC by
+the app), query parameters and the parsed, type-checked JSON body. It checks the caller's grant on the
+namespaces it touches before anything else (so a caller without access learns nothing, not even whether
+a name exists) and returns ``(status, body)``. Names from bodies go through :mod:`floe.server.names`;
+every catalog still refuses names that cannot be path segments (:mod:`floe.catalog.path_segments`).
+
+Every create, register, commit and purge passes :meth:`Handlers.guard`, the one place the location policy
+(:mod:`floe.server.location_policy`) is applied: on the metadata about to be written, registered or
+purged, before anything is written or deleted, with write required on every namespace whose folder the
+table's folders touch.
 """
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from floe.catalog.base import WAREHOUSE, Catalog
-from floe.catalog.path_segments import check_identifier_segments, require_inside
+from floe.catalog.base import LOCATION, WAREHOUSE, Catalog
+from floe.catalog.metadata_files import read_metadata
+from floe.catalog.path_segments import check_identifier_segments
+from floe.catalog.resolved_locations import inside_folder
 from floe.catalog.rest_protocol import (
     SERVER_ENDPOINTS,
     CommitTableRequest,
@@ -30,31 +37,34 @@ from floe.catalog.rest_protocol import (
 )
 from floe.errors import CommitFailedError, UnsupportedError, ValidationError
 from floe.serde.metadata_json import table_metadata_to_dict
+from floe.server.location_policy import LocationPolicy, Touched, table_folders
+from floe.server.names import request_identifier, request_name, request_namespace
 from floe.server.settings import LEVELS, Principal
 from floe.spec.metadata_builder import apply_updates
-from floe.spec.updates import AssertCreate, SetLocation, TableUpdate, validate_requirements
-from floe.table.identifiers import (
-    Identifier,
-    Namespace,
-    identifier_to_string,
-    namespace_to_string,
-    to_namespace,
-)
+from floe.spec.table_metadata import TableMetadata
+from floe.spec.updates import AssertCreate, validate_requirements
+from floe.table.identifiers import Identifier, Namespace, identifier_to_string, namespace_to_string
 from floe.table.purge import purge_table_files, require_gc_enabled
 from floe.table.transaction import apply_commit
 
-__all__ = ["Handlers", "Reply"]
+__all__ = ["Handlers", "Reply", "require_grant"]
 
 Reply = tuple[int, Any]
 TRANSACTIONS = "POST /v1/{prefix}/transactions/commit"
 JSONBody = Any
 
 
-def _require(principal: Principal, namespace: Namespace, level: str) -> None:
+def require_grant(principal: Principal, namespace: Namespace, level: str, *, why: str = "") -> None:
+    """Refuse (403) unless ``principal`` holds ``level`` on ``namespace`` (``()``: on some namespace).
+
+    Raises:
+        ForbiddenError: one line naming the principal, the level, the namespace and ``why``.
+    """
     if principal.level_for(namespace) < LEVELS[level]:
-        where = namespace_to_string(namespace) or "the catalog root"
+        where = f"namespace {namespace_to_string(namespace)}" if namespace else "any namespace"
         raise ForbiddenError(
-            f"{principal.name} may not {level} in namespace {where}", code=403, error_type="ForbiddenException"
+            f"{principal.name} may not {level} in {where}{': ' + why if why else ''}",
+            code=403, error_type="ForbiddenException",
         )
 
 
@@ -77,41 +87,51 @@ def _object(body: JSONBody, what: str) -> Mapping[str, Any]:
     return body
 
 
+def _moves(base: TableMetadata | None, new: TableMetadata) -> bool:
+    """Whether a change places the table's folders anew (create, set-location, a location property)."""
+    return base is None or set(table_folders(base)) != set(table_folders(new))
+
+
 @dataclass
 class Handlers:
-    """The routes of one served catalog.
-
-    ``allowed_locations``: folders that table locations and registered metadata files must lie in (None:
-    anywhere). By default only the catalog's warehouse: a remote client must not make the server write
-    metadata into, or read files from, arbitrary folders of the server's machine.
-    """
+    """The routes of one served catalog; ``policy`` is where its tables' files may go."""
 
     catalog: Catalog
     prefix: str
-    allowed_locations: tuple[str, ...] | None = ()
+    policy: LocationPolicy
 
-    def _check_location(self, location: str, what: str) -> None:
-        allowed = self.allowed_locations
-        if allowed is None:
+    def guard(
+        self,
+        principal: Principal,
+        identifier: Identifier,
+        metadata: TableMetadata,
+        *,
+        base: TableMetadata | None = None,
+        metadata_file: str | None = None,
+    ) -> None:
+        """The location policy for metadata about to be written, registered or purged, and the grants on
+        the namespaces whose folders it touches.
+
+        Raises:
+            ForbiddenError: a rule of the policy, or a missing grant (one line naming it).
+            ValidationError: a malformed location.
+        """
+        touched = self.policy.check_table(identifier, metadata, base=base, metadata_file=metadata_file)
+        self._authorize(principal, touched)
+
+    @staticmethod
+    def _authorize(principal: Principal, touched: list[Touched]) -> None:
+        for t in touched:
+            require_grant(principal, t.namespace, "write", why=f"{t.reason} (authorization by what is touched)")
+
+    @contextlib.contextmanager
+    def _placing(self, moves: bool) -> Iterator[None]:
+        """Serialize changes that place table folders: each passes the overlap rule against the others."""
+        if not moves:
+            yield
             return
-        roots = allowed or tuple(r for r in (self.catalog.properties.get(WAREHOUSE),) if r)
-        io = self.catalog.io(location)
-        fs, path = io.resolve(location)
-        path = posixpath.normpath(path)
-        for root in roots:
-            root_fs, root_path = io.resolve(root)
-            if root_fs.type_name == fs.type_name and path.startswith(posixpath.normpath(root_path).rstrip("/") + "/"):
-                return
-        raise ForbiddenError(
-            f"{what} {location} is outside the locations this server allows ({', '.join(roots) or 'none'}); "
-            "see allowed-locations in the [server] settings",
-            code=403, error_type="ForbiddenException",
-        )
-
-    def _check_updates(self, updates: Sequence[TableUpdate]) -> None:
-        for u in updates:
-            if isinstance(u, SetLocation):
-                self._check_location(u.location, "Table location")
+        with self.policy.moving:
+            yield
 
     # -- configuration ---------------------------------------------------------------------------
     def config(self, principal: Principal, params: Mapping[str, str]) -> Reply:
@@ -127,43 +147,47 @@ class Handlers:
     # -- namespaces ------------------------------------------------------------------------------
     def list_namespaces(self, principal: Principal, params: Mapping[str, str]) -> Reply:
         raw = params.get("parent") or ""
-        parent = to_namespace(tuple(raw.split("\x1f"))) if raw else ()
+        parent = request_namespace(raw.split("\x1f")) if raw else ()
         if parent:
-            _require(principal, parent, "read")
+            require_grant(principal, parent, "read")
         visible = [ns for ns in self.catalog.list_namespaces(parent) if principal.sees(ns)]
         page, token = _page([list(ns) for ns in visible], params)
         return 200, {"namespaces": page, "next-page-token": token}
 
     def create_namespace(self, principal: Principal, body: JSONBody) -> Reply:
         node = _object(body, "CreateNamespaceRequest")
-        ns = namespace_from_json(node.get("namespace"))
+        ns = request_namespace(namespace_from_json(node.get("namespace")))
         if not ns:
             raise ValidationError("Cannot create the root namespace")
-        _require(principal, ns, "admin")
+        require_grant(principal, ns, "admin")
         props = string_map(node.get("properties"), "properties")
+        if LOCATION in props:
+            self.policy.check_namespace_location(ns, props[LOCATION])
         self.catalog.create_namespace(ns, props)
         return 200, {"namespace": list(ns), "properties": self.catalog.load_namespace_properties(ns)}
 
     def load_namespace(self, principal: Principal, ns: Namespace) -> Reply:
-        _require(principal, ns, "read")
+        require_grant(principal, ns, "read")
         return 200, {"namespace": list(ns), "properties": self.catalog.load_namespace_properties(ns)}
 
     def namespace_exists(self, principal: Principal, ns: Namespace) -> Reply:
-        _require(principal, ns, "read")
+        require_grant(principal, ns, "read")
         return (204, None) if self.catalog.namespace_exists(ns) else (404, None)
 
     def drop_namespace(self, principal: Principal, ns: Namespace) -> Reply:
-        _require(principal, ns, "admin")
+        require_grant(principal, ns, "admin")
         self.catalog.drop_namespace(ns)
         return 204, None
 
     def update_namespace_properties(self, principal: Principal, ns: Namespace, body: JSONBody) -> Reply:
-        _require(principal, ns, "admin")
+        require_grant(principal, ns, "admin")
         node = _object(body, "UpdateNamespacePropertiesRequest")
         removals = node.get("removals") or []
         if not isinstance(removals, list) or not all(isinstance(r, str) for r in removals):
             raise ValidationError("removals must be a list of strings")
         updates = string_map(node.get("updates"), "updates")
+        if LOCATION in updates:
+            self.policy.check_namespace_location(ns, updates[LOCATION])
         both = sorted(set(removals) & set(updates))
         if both:
             raise RestError(
@@ -174,40 +198,53 @@ class Handlers:
 
     # -- tables ----------------------------------------------------------------------------------
     def list_tables(self, principal: Principal, ns: Namespace, params: Mapping[str, str]) -> Reply:
-        _require(principal, ns, "read")
+        require_grant(principal, ns, "read")
         page, token = _page([identifier_to_json(i) for i in self.catalog.list_tables(ns)], params)
         return 200, {"identifiers": page, "next-page-token": token}
 
     def create_table(self, principal: Principal, ns: Namespace, body: JSONBody) -> Reply:
-        _require(principal, ns, "write")
+        require_grant(principal, ns, "write")
         req = CreateTableRequest.from_json(body)
-        if req.location:
-            self._check_location(req.location, "Table location")
-        ident = (*ns, req.name)
-        kwargs: dict[str, Any] = {
-            "location": req.location, "partition_spec": req.partition_spec, "sort_order": req.write_order,
-            "properties": req.properties,
-        }
-        if req.stage_create:
-            txn = self.catalog.create_table_transaction(ident, req.schema, **kwargs)
-            return 200, LoadTableResult(txn.table_metadata, None).to_json()
-        table = self.catalog.create_table(ident, req.schema, **kwargs)
+        ident = (*ns, request_name(req.name, kind="table"))
+        txn = self.catalog.create_table_transaction(
+            ident, req.schema, location=req.location, partition_spec=req.partition_spec, sort_order=req.write_order,
+            properties=req.properties,
+        )
+        with self._placing(True):
+            self.guard(principal, ident, txn.table_metadata)
+            if req.stage_create:
+                return 200, LoadTableResult(txn.table_metadata, None).to_json()
+            table = txn.commit_transaction()
+        if table.metadata_location:
+            self.policy.remember(table.metadata_location, table.metadata)
         return 200, LoadTableResult(table.metadata, table.metadata_location).to_json()
 
     def register_table(self, principal: Principal, ns: Namespace, body: JSONBody) -> Reply:
-        _require(principal, ns, "write")
+        """Register a metadata file: where it lies and everything it says pass the location policy, and
+        the file is read only when the caller may write where it lies."""
+        require_grant(principal, ns, "write")
         node = _object(body, "RegisterTableRequest")
         name, location = node.get("name"), node.get("metadata-location")
         if not isinstance(name, str) or not isinstance(location, str) or not location:
             raise ValidationError("RegisterTableRequest needs 'name' and 'metadata-location' strings")
         if node.get("overwrite"):
             raise UnsupportedError("register_table with overwrite=true is not supported by floe serve")
-        self._check_location(location, "Metadata file")
-        table = self.catalog.register_table((*ns, name), location)
+        ident = (*ns, request_name(name, kind="table"))
+        check_identifier_segments(ident, catalog=self.catalog.name)  # the name first: 400 before any 403
+        subject = identifier_to_string(ident)
+        self._authorize(principal, self.policy.check_metadata_file(location, subject=subject))
+        metadata = read_metadata(self.catalog.io(location), location)
+        with self._placing(True):
+            self.guard(principal, ident, metadata, metadata_file=location)
+            table = self.catalog.register_table(ident, location)
+            if table.metadata != metadata:  # rewritten between the check and the registration
+                self.catalog.drop_table(ident)
+                raise CommitFailedError(f"Metadata file {location} changed while {subject} was registered; retry")
+        self.policy.remember(location, table.metadata)
         return 200, LoadTableResult(table.metadata, table.metadata_location).to_json()
 
     def load_table(self, principal: Principal, ident: Identifier, params: Mapping[str, str]) -> Reply:
-        _require(principal, ident[:-1], "read")
+        require_grant(principal, ident[:-1], "read")
         if params.get("snapshots") not in (None, "all", "refs"):
             raise ValidationError(f"snapshots must be 'all' or 'refs', got {params.get('snapshots')!r}")
         # 'refs' allows the server to leave unreferenced snapshots out; sending all of them is also valid.
@@ -215,23 +252,31 @@ class Handlers:
         return 200, LoadTableResult(table.metadata, table.metadata_location).to_json()
 
     def table_exists(self, principal: Principal, ident: Identifier) -> Reply:
-        _require(principal, ident[:-1], "read")
+        require_grant(principal, ident[:-1], "read")
         return (204, None) if self.catalog.table_exists(ident) else (404, None)
 
     def commit_table(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
-        _require(principal, ident[:-1], "write")
+        require_grant(principal, ident[:-1], "write")
         req = CommitTableRequest.from_json(body)
-        if req.identifier is not None and tuple(req.identifier) != tuple(ident):
+        if req.identifier is not None and request_identifier(req.identifier) != tuple(ident):
             raise ValidationError(
                 f"Commit body names {identifier_to_string(req.identifier)} but the route {identifier_to_string(ident)}"
             )
-        self._check_updates(req.updates)
         if any(isinstance(r, AssertCreate) for r in req.requirements):
-            return self._create_by_commit(ident, req)
-        table = self.catalog.commit_table(ident, req.requirements, req.updates)
-        return 200, {"metadata-location": table.metadata_location, "metadata": table_metadata_to_dict(table.metadata)}
+            return self._create_by_commit(principal, ident, req)
+        ops = self.catalog.table_operations(ident)
+        base, base_location = ops.load()
+        new = apply_commit(
+            base, list(req.requirements), list(req.updates), name=identifier_to_string(ident),
+            base_location=base_location,
+        )
+        with self._placing(_moves(base, new)):
+            self.guard(principal, ident, new, base=base)
+            location = ops.commit(base, base_location, new)
+        self.policy.remember(location, new)
+        return 200, {"metadata-location": location, "metadata": table_metadata_to_dict(new)}
 
-    def _create_by_commit(self, ident: Identifier, req: CommitTableRequest) -> Reply:
+    def _create_by_commit(self, principal: Principal, ident: Identifier, req: CommitTableRequest) -> Reply:
         """A staged create (``stage-create`` then a commit with ``assert-create``): build from nothing."""
         check_identifier_segments(ident, catalog=self.catalog.name)
         self.catalog._check_namespace(ident[:-1])
@@ -240,11 +285,14 @@ class Handlers:
         validate_requirements(None, req.requirements)
         new = apply_updates(None, req.updates)
         ops = self.catalog.table_operations(ident)
-        location = ops.commit(None, None, new)
+        with self._placing(True):
+            self.guard(principal, ident, new)
+            location = ops.commit(None, None, new)
+        self.policy.remember(location, new)
         return 200, {"metadata-location": location, "metadata": table_metadata_to_dict(new)}
 
     def drop_table(self, principal: Principal, ident: Identifier, params: Mapping[str, str]) -> Reply:
-        _require(principal, ident[:-1], "write")
+        require_grant(principal, ident[:-1], "write")
         purge = (params.get("purgeRequested") or "false").lower()
         if purge not in ("true", "false"):
             raise ValidationError(f"purgeRequested must be true or false, got {purge!r}")
@@ -252,23 +300,20 @@ class Handlers:
             self.catalog.drop_table(ident)
             return 204, None
         table = self.catalog.load_table(ident)
-        name = identifier_to_string(ident)
-        require_gc_enabled(table.metadata, name)
-        warehouse = self.catalog.properties.get(WAREHOUSE)
-        if not warehouse:
-            raise UnsupportedError(f"Cannot purge {name}: the served catalog has no warehouse to confine deletes to")
-        io = table.io
-        require_inside(io.resolve(table.location())[1], io.resolve(warehouse)[1], what=f"purge table {name}")
+        require_gc_enabled(table.metadata, identifier_to_string(ident))
+        # The metadata is checked as it is now (its file may have been rewritten since it was accepted).
+        self.guard(principal, ident, table.metadata)
         self.catalog.drop_table(ident)
         # Only files inside the table's own folder: metadata sent by a client may reference anything.
-        purge_table_files(io, table.metadata, table.metadata_location, inside=table.location())
+        purge_table_files(table.io, table.metadata, table.metadata_location, may_delete=inside_folder(table.location()))
         return 204, None
 
     def rename_table(self, principal: Principal, body: JSONBody) -> Reply:
         node = _object(body, "RenameTableRequest")
-        src, dst = identifier_from_json(node.get("source")), identifier_from_json(node.get("destination"))
-        _require(principal, src[:-1], "write")
-        _require(principal, dst[:-1], "write")
+        src = request_identifier(identifier_from_json(node.get("source")))
+        dst = request_identifier(identifier_from_json(node.get("destination")))
+        require_grant(principal, src[:-1], "write")
+        require_grant(principal, dst[:-1], "write")
         self.catalog.rename_table(src, dst)
         return 204, None
 
@@ -288,9 +333,9 @@ class Handlers:
                 raise ValidationError("Every table change of a multi-table commit needs its 'identifier'")
             if any(isinstance(r, AssertCreate) for r in req.requirements):
                 raise UnsupportedError("Creating tables in a multi-table commit is not supported by floe serve")
-            _require(principal, req.identifier[:-1], "write")
-            self._check_updates(req.updates)
-            idents.append(tuple(req.identifier))
+            ident = request_identifier(req.identifier)
+            require_grant(principal, ident[:-1], "write")
+            idents.append(ident)
         if len(set(idents)) != len(idents):
             raise ValidationError("A multi-table commit names the same table twice")
         planned = []
@@ -301,10 +346,15 @@ class Handlers:
                 base_location=base_location,
             )
             planned.append((ident, base, base_location, new))
-        self.catalog.commit_tables(planned)
+        with self._placing(any(_moves(base, new) for _, base, _, new in planned)):
+            for ident, base, _, new in planned:
+                self.guard(principal, ident, new, base=base)
+            locations = self.catalog.commit_tables(planned)
+        for (_, _, _, new), location in zip(planned, locations):
+            self.policy.remember(location, new)
         return 204, None
 
     def report_metrics(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
-        _require(principal, ident[:-1], "read")
+        require_grant(principal, ident[:-1], "read")
         _object(body, "ReportMetricsRequest")  # accepted and dropped: floe serve keeps no metrics
         return 204, None

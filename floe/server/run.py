@@ -1,7 +1,8 @@
 """Running ``floe serve``: uvicorn in the foreground, or in a background thread (tests, notebooks).
 
 Without configured credentials the server is anonymous (every caller is admin), which is only allowed
-on a loopback address: anything reachable from other machines must authenticate.
+on a loopback address: anything reachable from other machines must authenticate. Connections go through
+:mod:`floe.server.connections` (header timeout, connection cap) with uvicorn's keep-alive timeout.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import uvicorn
 from floe.catalog.base import Catalog
 from floe.errors import FloeError, ValidationError
 from floe.server.app import create_app
+from floe.server.connections import connection_budget, guarded_h11_protocol
 from floe.server.settings import ServerSettings
 
 __all__ = ["BackgroundServer", "background_server", "serve"]
@@ -42,7 +44,12 @@ def _config(
             "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
         )
     app = create_app(catalog, settings, anonymous=anonymous)
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off")
+    max_connections, backlog = connection_budget(settings.max_connections)
+    protocol = guarded_h11_protocol(header_timeout_s=settings.header_timeout_s, max_connections=max_connections)
+    return uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off", http=protocol,
+        timeout_keep_alive=max(1, round(settings.keep_alive_timeout_s)), backlog=backlog,
+    )
 
 
 def serve(catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8181) -> None:
@@ -58,7 +65,9 @@ class BackgroundServer:
     """A ``floe serve`` running in a thread of this process; ``uri`` is its base URL."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+        # without it every response waits ~40 ms for the client's delayed ACK (Nagle)
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind((host, port))
         self.host, self.port = host, int(self._sock.getsockname()[1])
         self._server = uvicorn.Server(_config(catalog, settings, host, self.port, "warning"))

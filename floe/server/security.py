@@ -48,7 +48,8 @@ class TokenStore:
         ttl = self._settings.token_ttl_s
         with self._lock:
             now = time.monotonic()
-            self._issued = {t: v for t, v in self._issued.items() if v[1] > now}  # forget expired ones
+            # forget tokens expired for a while (until then a client hears "expired", not "invalid")
+            self._issued = {t: v for t, v in self._issued.items() if v[1] > now - max(ttl, 60.0)}
             self._issued[token] = (known[1], now + ttl)
         return IssuedToken(token, max(1, int(ttl)), known[1])
 

@@ -4,10 +4,15 @@
 [server]
 token-ttl-s = 3600               # lifetime of OAuth2 tokens issued by /v1/oauth/tokens
 max-body-bytes = 10485760        # larger request bodies get 413
-rate-limit-per-s = 200           # sustained requests per second per client (token bucket) ...
-rate-limit-burst = 400           # ... and the bucket's size; 429 when empty
+max-json-depth = 128             # request bodies nested deeper get 400
+rate-limit-per-s = 1000          # sustained requests per second per credential (per address before
+rate-limit-burst = 2000          # authentication); the token bucket's size; 429 + Retry-After when empty
 allowed-locations = []           # folders tables and registered metadata may live in; [] = the warehouse,
                                  # ["*"] = anywhere (a client could make the server write anywhere)
+header-timeout-s = 10            # a request's headers must arrive within this, else the connection closes
+body-timeout-s = 30              # ... and its body within this (408)
+keep-alive-timeout-s = 5         # idle connections close after this
+max-connections = 1000           # beyond it, the connection waiting longest for its headers is closed
 
 [server.clients.etl]             # an OAuth2 client (client credentials grant)
 secret = "change-me"
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +65,10 @@ class Principal:
             best = max(best, LEVELS.get(self.grants.get(".".join(namespace[:i]), ""), 0))
         return best
 
+    def may_somewhere(self, level: str) -> bool:
+        """Whether some grant reaches ``level`` (a request naming its namespaces only in the body needs one)."""
+        return any(LEVELS.get(v, 0) >= LEVELS[level] for v in self.grants.values())
+
     def sees(self, namespace: tuple[str, ...]) -> bool:
         """Whether listing may show ``namespace``: readable, or on the way to a granted namespace."""
         if self.level_for(namespace) >= LEVELS["read"]:
@@ -75,9 +85,14 @@ class ServerSettings:
     clients: Mapping[str, tuple[str, Principal]] = field(default_factory=dict)  # client id -> (secret, principal)
     token_ttl_s: float = 3600.0
     max_body_bytes: int = 10 * 1024 * 1024
-    rate_limit_per_s: float = 200.0
-    rate_limit_burst: int = 400
+    max_json_depth: int = 128
+    rate_limit_per_s: float = 1000.0
+    rate_limit_burst: int = 2000
     allowed_locations: tuple[str, ...] | None = ()  # () = the served catalog's warehouse, None = anywhere
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    keep_alive_timeout_s: float = 5.0
+    max_connections: int = 1000
 
     def with_admin_tokens(self, tokens: list[str]) -> ServerSettings:
         """These settings plus static tokens with ``admin`` on everything (``floe serve --token``)."""
@@ -92,8 +107,9 @@ class ServerSettings:
             ValidationError: an unknown key, a malformed value or grant (one line naming it).
         """
         known = {
-            "token-ttl-s", "max-body-bytes", "rate-limit-per-s", "rate-limit-burst", "clients", "tokens",
-            "allowed-locations",
+            "token-ttl-s", "max-body-bytes", "max-json-depth", "rate-limit-per-s", "rate-limit-burst", "clients",
+            "tokens", "allowed-locations", "header-timeout-s", "body-timeout-s", "keep-alive-timeout-s",
+            "max-connections",
         }
         unknown = sorted(set(table) - known)
         if unknown:
@@ -126,8 +142,13 @@ class ServerSettings:
             clients=clients,
             token_ttl_s=number("token-ttl-s", 3600.0),
             max_body_bytes=number("max-body-bytes", 10 * 1024 * 1024, integer=True),
-            rate_limit_per_s=number("rate-limit-per-s", 200.0),
-            rate_limit_burst=number("rate-limit-burst", 400, integer=True),
+            max_json_depth=number("max-json-depth", 128, integer=True),
+            rate_limit_per_s=number("rate-limit-per-s", 1000.0),
+            rate_limit_burst=number("rate-limit-burst", 2000, integer=True),
+            header_timeout_s=number("header-timeout-s", 10.0),
+            body_timeout_s=number("body-timeout-s", 30.0),
+            keep_alive_timeout_s=number("keep-alive-timeout-s", 5.0),
+            max_connections=number("max-connections", 1000, integer=True),
         )
 
     @staticmethod
@@ -164,5 +185,5 @@ def _grants(node: Any, source: str) -> dict[str, str]:
     for ns, level in node.items():
         if level not in LEVELS:
             raise ValidationError(f"{source}: grant {ns!r} = {level!r} is not one of read, write, admin")
-        out[str(ns)] = str(level)
+        out[unicodedata.normalize("NFC", str(ns))] = str(level)  # names in requests are NFC (floe.server.names)
     return out

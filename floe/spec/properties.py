@@ -43,6 +43,7 @@ __all__ = [
     "GC_ENABLED",
     "GC_ENABLED_DEFAULT",
     "ISOLATION_LEVEL_DEFAULT",
+    "LOCATION_PROPERTIES",
     "MANIFEST_MERGE_ENABLED",
     "MANIFEST_MERGE_ENABLED_DEFAULT",
     "MANIFEST_MIN_MERGE_COUNT",
@@ -108,6 +109,7 @@ __all__ = [
     "WRITE_DISTRIBUTION_MODE_DEFAULT",
     "WRITE_FOLDER_STORAGE_LOCATION",
     "WRITE_METADATA_LOCATION",
+    "WRITE_OBJECT_STORAGE_LOCATION",
     "WRITE_PARTITION_SUMMARY_LIMIT",
     "WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT",
     "WRITE_TARGET_FILE_SIZE_BYTES",
@@ -184,6 +186,11 @@ WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT = 0
 WRITE_DATA_LOCATION = "write.data.path"
 WRITE_METADATA_LOCATION = "write.metadata.path"
 WRITE_FOLDER_STORAGE_LOCATION = "write.folder-storage.path"  # deprecated alias of write.data.path
+WRITE_OBJECT_STORAGE_LOCATION = "write.object-storage.path"  # deprecated alias of write.data.path (object storage)
+# Every property that names a folder files of the table are written to (Java's TableProperties)
+LOCATION_PROPERTIES = (
+    WRITE_DATA_LOCATION, WRITE_METADATA_LOCATION, WRITE_OBJECT_STORAGE_LOCATION, WRITE_FOLDER_STORAGE_LOCATION,
+)
 DELETE_MODE = "write.delete.mode"
 DELETE_GRANULARITY = "write.delete.granularity"  # position deletes per data file (file) or per partition
 DELETE_GRANULARITY_DEFAULT = "file"

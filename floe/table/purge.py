@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import posixpath
+from collections.abc import Callable
 
 from floe.errors import ValidationError
 from floe.io.fileio import FileIO
@@ -26,15 +26,20 @@ def require_gc_enabled(metadata: TableMetadata, table_name: str) -> None:
 
 
 def purge_table_files(
-    io: FileIO, metadata: TableMetadata, metadata_location: str | None, *, inside: str | None = None
+    io: FileIO,
+    metadata: TableMetadata,
+    metadata_location: str | None,
+    *,
+    may_delete: Callable[[str], bool] | None = None,
 ) -> int:
     """Delete data and delete files, manifests, manifest lists, statistics and metadata files.
 
     Missing files are skipped (a purge may be re-run after a partial failure).
 
     Args:
-        inside: delete only files strictly below this folder (``floe serve`` passes the table's location:
-            a remote client must not make the server delete files its metadata merely references).
+        may_delete: delete only the locations this accepts (``floe serve`` passes "strictly inside the
+            table's location, symlinks resolved": a remote client must not make the server delete files
+            its metadata merely references).
 
     Returns:
         How many locations were deleted or already absent.
@@ -49,14 +54,7 @@ def purge_table_files(
     doomed += [e.metadata_file for e in metadata.metadata_log]
     if metadata_location:
         doomed.append(metadata_location)
-    if inside is not None:
-        fs, root = io.resolve(inside)
-        root = posixpath.normpath(root) + "/"
-        kept = []
-        for location in doomed:
-            other, path = io.resolve(location)
-            if other.type_name == fs.type_name and posixpath.normpath(path).startswith(root):
-                kept.append(location)
-        doomed = kept
+    if may_delete is not None:
+        doomed = [location for location in doomed if may_delete(location)]
     io.delete_many(doomed)
     return len(doomed)

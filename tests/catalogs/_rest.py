@@ -1,16 +1,49 @@
-"""``floe serve`` in a thread for the REST tests: a served SQLite catalog plus the client properties."""
+"""``floe serve`` in a thread for the REST tests: a served SQLite catalog plus the client properties, and
+what the security tests send and check (raw requests, the error model, snapshots of files)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 import floe
 from floe.catalog.base import Catalog
 from floe.server import BackgroundServer, ServerSettings, background_server
+
+FLOE = Path(sys.executable).parent / "floe"  # the command of the environment running the tests
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on (for a ``floe serve`` started as a command)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(proc: subprocess.Popen[str] | subprocess.Popen[bytes], port: int, timeout_s: float = 60) -> str:
+    """Wait until ``floe serve`` (``proc``) accepts connections on 127.0.0.1:``port``; returns its URI."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return f"http://127.0.0.1:{port}"
+        except OSError:
+            output = proc.stdout.read() if proc.stdout and proc.poll() is not None else ""
+            assert proc.poll() is None, f"floe serve exited: {output!r}"
+            assert time.monotonic() < deadline, "floe serve did not start"
+            time.sleep(0.1)
 
 
 @dataclass
@@ -39,3 +72,45 @@ def served_catalog(tmp_path: Path, settings: ServerSettings | None = None) -> It
     )
     with background_server(backing, settings) as server:
         yield Served(server, backing, warehouse)
+
+
+def request(s: Served, method: str, path: str, *, token: str | None, **kwargs: Any) -> httpx.Response:
+    """One raw HTTP request to the server (``Authorization: Bearer <token>`` unless ``token`` is None)."""
+    headers = dict(kwargs.pop("headers", {}))
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return httpx.request(method, f"{s.uri}{path}", headers=headers, timeout=30, **kwargs)
+
+
+def assert_error(resp: httpx.Response, code: int, kind: str) -> str:
+    """Check the spec's error model (status, type, a one-line message) and return the message."""
+    assert resp.status_code == code, resp.text
+    body = resp.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"message", "type", "code"}
+    assert body["error"]["code"] == code
+    assert body["error"]["type"] == kind
+    message = str(body["error"]["message"])
+    assert "\n" not in message
+    return message
+
+
+def prefix(s: Served) -> str:
+    """The catalog's route prefix, ``/v1/<catalog>``."""
+    return f"/v1/{s.backing.name}"
+
+
+def file_digests(root: Path, *, skip: tuple[Path, ...] = ()) -> dict[str, str]:
+    """Every file under ``root`` (symlinks recorded, not followed; ``skip`` folders and the catalog database
+    left out) with a digest of its bytes: equal digests mean nothing was created, changed or deleted."""
+    out: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if here / d not in skip]
+        for name in [*files, *(d for d in dirs if (here / d).is_symlink())]:
+            path = here / name
+            if path.is_symlink():
+                out[str(path)] = f"-> {os.readlink(path)}"
+            elif not name.startswith("served.db"):
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out

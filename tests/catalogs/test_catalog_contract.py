@@ -12,6 +12,7 @@ import pytest
 from _helpers import catalog_props, missing_references, open_catalog, row_count, write_data_file
 
 import floe
+from floe.catalog.base import Catalog
 from floe.errors import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -58,13 +59,21 @@ def test_namespace_properties_sql_catalog_stores_and_updates(props: dict[str, st
             cat.update_namespace_properties("db", updates={"a": "b"})
         return
     cat.create_namespace("db", {"owner": "me", "k": "v"})
-    assert cat.load_namespace_properties("db") == {"owner": "me", "k": "v"}
+    # as Java's JdbcCatalog.loadNamespaceMetadata: no internal 'exists' marker, the default 'location'
+    location = cat.load_namespace_properties("db").pop("location")
+    assert location.rstrip("/").endswith("/db")
+    assert cat.load_namespace_properties("db") == {"owner": "me", "k": "v", "location": location}
     summary = cat.update_namespace_properties(
-        "db", removals=["k", "missing"], updates={"owner": "you", "n": "1"}
+        "db", removals=["k", "missing", "exists"], updates={"owner": "you", "n": "1"}
     )
     assert summary.removed == ["k"]
-    assert summary.missing == ["missing"]
-    assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1"}
+    assert sorted(summary.missing or []) == ["exists", "missing"]
+    assert cat.load_namespace_properties("db") == {"owner": "you", "n": "1", "location": location}
+    cat.update_namespace_properties("db", removals=["owner", "n"])  # the namespace outlives its properties
+    assert cat.namespace_exists("db")
+    assert cat.load_namespace_properties("db") == {"location": location}
+    with pytest.raises(ValidationError, match="reserved"):
+        cat.update_namespace_properties("db", updates={"exists": "false"})
 
 
 def test_table_lifecycle_create_load_list_drop(props: dict[str, str], schema: Schema) -> None:
@@ -244,3 +253,20 @@ def test_load_table_by_location_opens_hadoop_and_catalog_tables(
 def test_load_table_by_location_missing_raises_no_such_table(tmp_path) -> None:
     with pytest.raises(NoSuchTableError):
         floe.load_table(str(tmp_path / "nothing"))
+
+
+def test_catalog_listings_every_namespace_location_and_metadata_file(props: dict[str, str], schema: Schema) -> None:
+    cat = open_catalog(props)
+    cat.create_namespace("a")
+    cat.create_namespace(("a", "b"))
+    cat.create_namespace("c")
+    table = cat.create_table(("a", "b", "t"), schema)
+    cat.create_table("c.u", schema)
+    assert cat.all_namespaces() == [("a",), ("c",), ("a", "b")]
+    # one-query answers (SQL) agree with the walk every catalog inherits
+    assert cat.all_namespaces() == Catalog.all_namespaces(cat)
+    locations = cat.namespace_locations()
+    assert locations == Catalog.namespace_locations(cat)
+    assert locations[("a", "b")].rstrip("/").endswith("/a/b")
+    assert cat.table_metadata_locations() == Catalog.table_metadata_locations(cat)
+    assert cat.table_metadata_locations()[("a", "b", "t")] == table.metadata_location

@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from _rest import FLOE, free_port, wait_for_port
 
 import floe
 from floe.catalog.rest_protocol import ForbiddenError, NotAuthorizedError
@@ -20,18 +18,11 @@ from floe.errors import ValidationError
 from floe.server import ServerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOE = Path(sys.executable).parent / "floe"
 
 
 def readme_server_toml() -> str:
     blocks = re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.DOTALL)
     return next(b for b in blocks if "[server]" in b)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_rest_cli_floe_serve_reads_config_and_tokens(tmp_path: Path) -> None:
@@ -48,16 +39,7 @@ def test_rest_cli_floe_serve_reads_config_and_tokens(tmp_path: Path) -> None:
         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
-        uri = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-                assert time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
-                time.sleep(0.1)
+        uri = wait_for_port(proc, port)
         admin = floe.load_catalog("a", type="rest", uri=uri, token="admin-secret")
         admin.create_namespace("sales")
         etl = floe.load_catalog("e", type="rest", uri=uri, credential="etl:change-me")

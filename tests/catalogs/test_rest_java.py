@@ -1,12 +1,18 @@
 """Iceberg Java 1.10.2 (``jsql``, Spark 3.5) through ``floe serve``, next to Floe's REST client.
 
 Java authenticates with OAuth2 client credentials, creates a table, inserts, and commits into a table
-Floe writes to at the same time; afterwards both sides see every row (nothing lost to the races).
+Floe writes to at the same time; afterwards both sides see every row (nothing lost to the races). Java's
+REST client also meets the server's refusals (ForbiddenException naming the rule) and describes served
+namespaces exactly as its JDBC catalog does from the same database.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import subprocess
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
@@ -84,3 +90,80 @@ def test_rest_iceberg_java_creates_writes_and_races_floe(tmp_path: Path, jsql) -
         assert sorted(r["id"] for r in rows) == [0, *range(100, 100 + FLOE_APPENDS), *range(200, 200 + JAVA_INSERTS)]
         final = jsql.run(["SELECT who, count(*) FROM c.db.shared GROUP BY who ORDER BY who"], conf)
         assert final[0]["rows"] == [["floe", FLOE_APPENDS], ["java", JAVA_INSERTS], ["seed", 1]]
+
+
+ROLES = ServerSettings.from_mapping({
+    "clients": {
+        "admin": {"secret": "a-s3cret", "grants": {"*": "admin"}},
+        "sales": {"secret": "s-s3cret", "grants": {"sales": "write", "reports": "read"}},
+    }
+})
+
+
+def _jsql_keep_going(jsql, statements: list[str], conf: dict[str, str]) -> list[dict[str, object]]:
+    """Every statement's result or ``error`` (jsql --keep-going): refusals are what is compared here."""
+    args = [str(jsql.command), "--keep-going"]
+    for key, value in conf.items():
+        args += ["--conf", f"{key}={value}"]
+    script = Path(tempfile.mkdtemp()) / "statements.sql"
+    script.write_text(";\n".join(statements) + ";\n")
+    proc = subprocess.run([*args, "-f", str(script)], capture_output=True, text=True, timeout=600, check=False)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(results) == len(statements), proc.stderr[-2000:]
+    return results
+
+
+def test_rest_iceberg_java_sees_floe_serve_refusals_and_namespaces_as_its_own(
+    tmp_path: Path, jsql, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Iceberg Java's REST client meets the location policy as ForbiddenException naming the rule, and
+    describes a namespace served by ``floe serve`` exactly as Java's JDBC catalog describes it from the
+    same database (no ``exists`` marker, the default ``location``)."""
+    _require_java_rest_client()
+    caplog.set_level(logging.INFO, logger="floe.server")
+    with served_catalog(tmp_path, ROLES) as served:
+        admin = served.client(credential="admin:a-s3cret")
+        admin.create_namespace("reports", {"owner": "ops", "team": "finance"})
+        admin.create_namespace("sales")
+        victim = admin.create_table("reports.secret", pa.schema([pa.field("id", pa.int64())]))
+        victim.append(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+        admin.create_table("sales.t", pa.schema([pa.field("id", pa.int64())]))
+        victim_metadata = served.backing.load_table("reports.secret").metadata_location
+        outside = tmp_path / "outside"
+        name = served.backing.name  # the JDBC rows are keyed by the catalog's name
+        conf = {
+            "spark.sql.catalog.c": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.c.type": "rest",
+            "spark.sql.catalog.c.uri": served.uri,
+            "spark.sql.catalog.c.credential": "sales:s-s3cret",
+            f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog",
+            f"spark.sql.catalog.{name}.type": "jdbc",
+            f"spark.sql.catalog.{name}.uri": f"jdbc:sqlite:{tmp_path / 'served.db'}",
+            f"spark.sql.catalog.{name}.warehouse": str(served.warehouse),
+        }
+        results = _jsql_keep_going(jsql, [
+            f"DESCRIBE NAMESPACE EXTENDED {name}.reports",
+            "DESCRIBE NAMESPACE EXTENDED c.reports",
+            f"DESCRIBE NAMESPACE EXTENDED {name}.sales",
+            "DESCRIBE NAMESPACE EXTENDED c.sales",
+            f"CREATE TABLE c.sales.evil (id BIGINT) USING iceberg LOCATION '{served.warehouse / 'reports' / 'secret'}'",
+            f"ALTER TABLE c.sales.t SET TBLPROPERTIES ('write.metadata.path'='{outside}')",
+            f"CALL c.system.register_table(table => 'sales.copy', metadata_file => '{victim_metadata}')",
+            "INSERT INTO c.reports.secret VALUES (4)",
+            "SELECT count(*) FROM c.reports.secret",
+        ], conf)
+        java_jdbc, java_rest = ([r for r in results[i]["rows"] if r[0] != "Catalog Name"] for i in (0, 1))
+        assert java_rest == java_jdbc
+        assert ["Location", str(served.warehouse / "reports")] in java_rest
+        assert "exists" not in json.dumps(results[:4])
+        assert [r for r in results[2]["rows"] if r[0] != "Catalog Name"] == [r for r in results[3]["rows"] if r[0] != "Catalog Name"]
+        # each refused statement failed in Java, and what the server answered it: 403 naming the rule
+        assert all("error" in r for r in results[4:8]), results[4:8]
+        answers = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+        for rule in ("Location policy (no overlapping tables)", "Location policy (allowed locations)",
+                     "may not write in namespace reports: metadata file", "sales may not write in namespace reports"):
+            assert any("403 ForbiddenException" in a and rule in a for a in answers), (rule, answers)
+        assert results[8]["rows"] == [[3]]
+        assert sorted(served.backing.load_table("reports.secret").scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+        assert not outside.exists()
+        assert not served.backing.table_exists("sales.evil") and not served.backing.table_exists("sales.copy")

@@ -16,7 +16,8 @@ from urllib.parse import quote
 import httpx
 import pyarrow as pa
 import pytest
-from _rest import Served, served_catalog
+from _rest import Served, assert_error, prefix, served_catalog
+from _rest import request as raw_request
 
 from floe.catalog.rest_protocol import ForbiddenError, NotAuthorizedError
 from floe.errors import ValidationError
@@ -61,24 +62,7 @@ def state(s: Served) -> dict[str, Any]:
 
 
 def request(s: Served, method: str, path: str, *, token: str | None = ADMIN, **kwargs: Any) -> httpx.Response:
-    headers = dict(kwargs.pop("headers", {}))
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    return httpx.request(method, f"{s.uri}{path}", headers=headers, timeout=30, **kwargs)
-
-
-def assert_error(resp: httpx.Response, code: int, kind: str) -> str:
-    assert resp.status_code == code, resp.text
-    body = resp.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"message", "type", "code"}
-    assert body["error"]["code"] == code
-    assert body["error"]["type"] == kind
-    return str(body["error"]["message"])
-
-
-def prefix(s: Served) -> str:
-    return f"/v1/{s.backing.name}"
+    return raw_request(s, method, path, token=token, **kwargs)
 
 
 def test_rest_security_no_token_is_401_and_changes_nothing(served: Served) -> None:
@@ -238,17 +222,23 @@ def test_rest_security_rate_limit_is_429_with_retry_after(tmp_path: Path) -> Non
     with served_catalog(tmp_path, settings) as s:
         codes = [request(s, "GET", "/v1/config").status_code for _ in range(5)]
         assert codes == [200] * 5
-        resp = request(s, "POST", f"{prefix(s)}/namespaces", json={"namespace": ["x"]})
-        assert_error(resp, 429, "TooManyRequestsException")
+        # POSTs that would change nothing (the root namespace is refused) until the bucket is empty
+        resp = request(s, "POST", f"{prefix(s)}/namespaces", json={"namespace": []})
+        while resp.status_code != 429:  # a loaded machine may have refilled the bucket meanwhile
+            assert_error(resp, 400, "BadRequestException")
+            resp = request(s, "POST", f"{prefix(s)}/namespaces", json={"namespace": []})
+        assert "Rate limit exceeded" in assert_error(resp, 429, "TooManyRequestsException")
         assert int(resp.headers["Retry-After"]) >= 1
         assert s.backing.list_namespaces() == []
         # Floe's client waits out a 429 (Retry-After) and sends again: the request goes through
         s.client(token=ADMIN).create_namespace("after-wait")
         assert s.backing.list_namespaces() == [("after-wait",)]
         # unauthenticated guessing is limited per address too
-        codes = [request(s, "GET", "/v1/config", token=f"guess{i}").status_code for i in range(8)]
-        assert codes[:5] == [401] * 5
-        assert set(codes[5:]) == {429}
+        codes = [request(s, "GET", "/v1/config", token=f"guess{i}").status_code for i in range(5)]
+        assert codes == [401] * 5
+        while codes[-1] != 429:  # a loaded machine may have refilled the bucket meanwhile
+            codes.append(request(s, "GET", "/v1/config", token=f"guess{len(codes)}").status_code)
+            assert len(codes) < 50 and codes[-1] in (401, 429), codes
 
 
 def test_rest_security_malformed_and_unknown_commits_are_400(served: Served) -> None:
@@ -309,19 +299,21 @@ def test_rest_security_hostile_names_roundtrip_or_refused_clearly(served: Served
     cat = served.client(token=ADMIN)
     outside_before = {p for p in tmp_path.rglob("*") if served.warehouse not in p.parents and "served.db" not in p.name}
     for name in HOSTILE:
+        if len(name) > 255:  # refused in one clear line, before any lookup (floe.server.names)
+            with pytest.raises(ValidationError, match="names are limited to 255 characters"):
+                cat.create_namespace(("h", name))
+            continue
+        if len(f"h.{name}") > 255:  # a legal level, but "h.<name>" overflows the SQL catalog's column
+            with pytest.raises(ValidationError, match="its column holds 255"):
+                cat.create_namespace(("h", name))
+            continue
         cat.create_namespace(("h", name))
         ident = ("h", name, name)
-        try:
-            table = cat.create_table(ident, pa.schema([pa.field("id", pa.int64())]))
-        except ValidationError as e:
-            assert "too long" in str(e)
-            assert len(name) > 255  # refused in one clear line, not a 500
-            assert not served.backing.table_exists(ident)
-            continue
+        table = cat.create_table(ident, pa.schema([pa.field("id", pa.int64())]))
         table.append(pa.table({"id": pa.array([1], pa.int64())}))
         assert cat.load_table(ident).identifier == ident
         assert cat.list_tables(("h", name)) == [ident]
         assert served.backing.load_table(ident).scan().to_arrow().num_rows == 1
-    assert sorted(cat.list_namespaces("h")) == sorted(("h", n) for n in HOSTILE)
+    assert sorted(cat.list_namespaces("h")) == sorted(("h", n) for n in HOSTILE if len(n) <= 253)
     outside_after = {p for p in tmp_path.rglob("*") if served.warehouse not in p.parents and "served.db" not in p.name}
     assert outside_after == outside_before  # nothing was created outside the warehouse
