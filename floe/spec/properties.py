@@ -74,6 +74,7 @@ __all__ = [
     "MIN_SNAPSHOTS_TO_KEEP_DEFAULT",
     "OBJECT_STORE_ENABLED",
     "OBJECT_STORE_ENABLED_DEFAULT",
+    "OBJECT_STORE_PATH",
     "PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX",
     "PARQUET_COMPRESSION",
     "PARQUET_COMPRESSION_DEFAULT",
@@ -181,6 +182,7 @@ UPDATE_DISTRIBUTION_MODE = "write.update.distribution-mode"
 MERGE_DISTRIBUTION_MODE = "write.merge.distribution-mode"
 OBJECT_STORE_ENABLED = "write.object-storage.enabled"
 OBJECT_STORE_ENABLED_DEFAULT = False
+OBJECT_STORE_PATH = "write.object-storage.path"  # deprecated: the data dir of the object-store layout
 WRITE_PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
 WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT = 0
 WRITE_DATA_LOCATION = "write.data.path"

@@ -1,7 +1,8 @@
 """Where new data files go (Iceberg's ``LocationProvider``) and how they are named.
 
 - Default layout: ``<data dir>/<partition path>/<file name>`` where the data dir is ``write.data.path``
-  (or the deprecated ``write.folder-storage.path``) or ``<table location>/data``.
+  (or the deprecated ``write.folder-storage.path``; with the object-store layout first the deprecated
+  ``write.object-storage.path``) or ``<table location>/data``.
 - ``write.object-storage.enabled=true``: a hash of the file name becomes a few directory levels right
   under the data dir (``<data dir>/0101/0110/1001/10110010/<partition path>/<file name>``) so object
   stores spread the keys over many prefixes; ``write.object-storage.partitioned-paths=false`` drops the
@@ -56,11 +57,15 @@ class LocationProvider:
     @classmethod
     def for_table(cls, location: str, properties: Mapping[str, str]) -> LocationProvider:
         """The provider a table's properties ask for."""
-        custom = properties.get(P.WRITE_DATA_LOCATION) or properties.get(P.WRITE_FOLDER_STORAGE_LOCATION)
+        object_storage = P.property_bool(properties, P.OBJECT_STORE_ENABLED, P.OBJECT_STORE_ENABLED_DEFAULT)
+        # Iceberg Java's order: write.data.path, then (object-store layout only) write.object-storage.path,
+        # then write.folder-storage.path, then <table>/data.
+        keys = [P.WRITE_DATA_LOCATION, *([P.OBJECT_STORE_PATH] if object_storage else []), P.WRITE_FOLDER_STORAGE_LOCATION]
+        custom = next((properties[k] for k in keys if properties.get(k)), None)
         data_dir = custom.rstrip("/") if custom else join(location, "data")
         return cls(
             data_dir=data_dir,
-            object_storage=P.property_bool(properties, P.OBJECT_STORE_ENABLED, P.OBJECT_STORE_ENABLED_DEFAULT),
+            object_storage=object_storage,
             partitioned_paths=P.property_bool(properties, OBJECT_STORE_PARTITIONED_PATHS, True),
         )
 

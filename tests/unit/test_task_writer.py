@@ -176,6 +176,15 @@ def test_location_provider_object_storage_adds_hash_dirs() -> None:
     assert LocationProvider.for_table("/t", {"write.data.path": "/elsewhere"}).new_location("f.parquet") == "/elsewhere/f.parquet"
 
 
+def test_location_provider_object_storage_path_applies_only_to_the_object_store_layout() -> None:
+    props = {"write.object-storage.path": "s3://b/objects", "write.folder-storage.path": "s3://b/folders"}
+    hashed = LocationProvider.for_table("s3://b/db/t", {**props, "write.object-storage.enabled": "true"})
+    assert hashed.data_dir == "s3://b/objects"
+    assert LocationProvider.for_table("s3://b/db/t", props).data_dir == "s3://b/folders"
+    both = {**props, "write.data.path": "s3://b/data", "write.object-storage.enabled": "true"}
+    assert LocationProvider.for_table("s3://b/db/t", both).data_dir == "s3://b/data"
+
+
 def test_check_write_schema_errors_name_column_and_types() -> None:
     data = Schema(NestedField(1, "id", StringType()), NestedField(2, "extra", LongType()))
     with pytest.raises(ValidationError, match=r"column 'id' has type string in the data but long"):
