@@ -10,6 +10,8 @@ are Spark's.
 from __future__ import annotations
 
 import datetime as dt
+import re
+import zoneinfo
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ from floe.errors import NoSuchSnapshotError, UnsupportedError, ValidationError
 from floe.sql import commands as c
 from floe.sql.functions import bind_functions, iceberg_calls
 from floe.sql.handlers.context import HandlerContext, spark_errors
+from floe.sql.handlers.pushdown import scan_filter
 from floe.sql.identifiers import ResolvedTable
 from floe.sql.parse_common import short_sql
 from floe.sql.parser import parse_statement
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
+    from floe.expressions.base import BooleanExpression
+    from floe.spec.schema import Schema
     from floe.spec.view_metadata import ViewMetadata
     from floe.table.table import Table
 
@@ -124,9 +129,16 @@ def _view_dataframe(ctx: HandlerContext, name: str, catalog: str, view: ViewMeta
     return df.toDF(*names)
 
 
-def table_dataframe(ctx: HandlerContext, ref: c.TableRef, *, metadata_columns: frozenset[str] = frozenset()) -> DataFrame:
+def table_dataframe(
+    ctx: HandlerContext,
+    ref: c.TableRef,
+    *,
+    metadata_columns: frozenset[str] = frozenset(),
+    where: Callable[[Schema], BooleanExpression | None] | None = None,
+) -> DataFrame:
     """The DataFrame a query's table reference reads (table, snapshot, metadata table, or view); a table gets
-    the ``metadata_columns`` its schema does not shadow (a real column of that name wins, as in Spark)."""
+    the ``metadata_columns`` its schema does not shadow (a real column of that name wins, as in Spark), and
+    the scan filter ``where`` gives for its schema (floe.sql.handlers.pushdown)."""
     resolved = ctx.resolve(ref.name, allow_metadata=True)
     if ref.time_travel is None and not ctx.table_exists(resolved):
         view = catalog_view(ctx, resolved)
@@ -152,20 +164,50 @@ def table_dataframe(ctx: HandlerContext, ref: c.TableRef, *, metadata_columns: f
         with spark_errors(f"Reading {resolved}"):
             return spark_engine().metadata_table_df(spark, table, resolved.metadata_table, snapshot_id=snapshot_id)
     hidden = [n for n in sorted(metadata_columns) if table.schema().find_field_or_none(n, case_sensitive=False) is None]
+    schema = _read_schema(table, opts)
+    pushed = where(schema) if where is not None and schema is not None else None
+    if pushed is not None:
+        opts["filter"] = pushed
     return spark_engine().read(spark, table, **opts, metadata_columns=hidden)
 
 
+def _read_schema(table: Table, opts: dict[str, Any]) -> Schema | None:
+    """The schema a read with ``opts`` sees: the current one, or a tag's or snapshot's (time travel reads
+    the snapshot's schema, as Iceberg on Spark does); None when not known up front."""
+    if not opts:
+        return table.schema()
+    if set(opts) - {"branch"}:
+        return None  # a snapshot or timestamp: its schema may differ; no pushdown
+    return table.schema()
+
+
 def _register_views(
-    ctx: HandlerContext, refs: Sequence[c.TableRef], registered: list[str], metadata_columns: frozenset[str] = frozenset()
+    ctx: HandlerContext, refs: Sequence[c.TableRef], registered: list[str], metadata_columns: frozenset[str] = frozenset(),
+    node: exp.Expression | None = None,
 ) -> dict[int, str]:
-    """A view name per table reference (Floe tables registered as views, appended to ``registered``)."""
+    """A view name per table reference (Floe tables registered as views, appended to ``registered``); with
+    the query ``node``, each view reads only what the query's WHERE lets Floe prune (floe.sql.handlers.pushdown)."""
     spark = ctx.spark()
     views: dict[int, str] = {}
+    zone: list[dt.tzinfo | None] = []
+
+    def where_of(index: int) -> Callable[[Schema], BooleanExpression | None] | None:
+        if node is None:
+            return None
+
+        def where(schema: Schema) -> BooleanExpression | None:
+            if not zone:
+                zone.append(_spark_time_zone(spark))
+            return scan_filter(node, index, schema, zone[0])
+
+        return where
+
     for ref in refs:
         if _is_spark_temp_view(spark, ref):
             views[ref.index] = ref.name[0]  # the caller's own temporary view: Spark resolves it first
             continue
-        views[ref.index] = ctx.temp_view(table_dataframe(ctx, ref, metadata_columns=metadata_columns), ref.name[-1])
+        frame = table_dataframe(ctx, ref, metadata_columns=metadata_columns, where=where_of(ref.index))
+        views[ref.index] = ctx.temp_view(frame, ref.name[-1])
         registered.append(views[ref.index])
     return views
 
@@ -177,7 +219,7 @@ def query_dataframe(ctx: HandlerContext, query: c.Query, *, what: str = "SELECT"
     """
     registered: list[str] = []
     try:
-        views = _register_views(ctx, query.tables, registered, _metadata_columns(query.node))
+        views = _register_views(ctx, query.tables, registered, _metadata_columns(query.node), query.node)
 
         def text(node: exp.Expression) -> str:
             return rewrite_tables(node, query.tables, lambda r: views[r.index]) if query.tables else spark_sql(node)
@@ -213,7 +255,7 @@ def expression_views(ctx: HandlerContext, node: exp.Expression,
     refs = table_refs(node)
     registered: list[str] = []
     try:
-        views = _register_views(ctx, refs, registered) if refs else {}
+        views = _register_views(ctx, refs, registered, node=node) if refs else {}
 
         def text(n: exp.Expression) -> str:
             return rewrite_tables(n, refs, lambda r: views[r.index]) if refs else spark_sql(n)
@@ -230,6 +272,24 @@ def expression_views(ctx: HandlerContext, node: exp.Expression,
         yield text(node)
     finally:
         ctx.drop_views(registered)
+
+
+_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?$")
+
+
+def _spark_time_zone(spark: Any) -> dt.tzinfo | None:
+    """Spark's session time zone (it reads ``TIMESTAMP '...'`` literals in it); None when Floe cannot read it."""
+    name = str(spark.conf.get("spark.sql.session.timeZone", "UTC")).strip()
+    if name.upper() in ("UTC", "Z", "GMT"):
+        return dt.timezone.utc
+    offset = _OFFSET.match(name)
+    if offset is not None:
+        sign = -1 if offset.group(1) == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0)))
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
 
 
 def _is_spark_temp_view(spark: Any, ref: c.TableRef) -> bool:
