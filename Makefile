@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/floe demo
 
-# Everything but the slow tests (Iceberg Java interop, crash and cluster runs): under 15 minutes on 2 cores.
+# Everything but the slow tests (Iceberg Java interop, crash and cluster runs, the README's Spark blocks in
+# fresh processes): under 15 minutes on 2 cores.
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow" tests
 
@@ -24,7 +25,7 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow" tests
 
-# Iceberg Java (jsql) interop and parity records, crash safety, local-cluster runs.
+# Iceberg Java (jsql) interop and parity records, crash safety, local-cluster runs, the README's Spark blocks.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m slow tests
 

@@ -51,7 +51,13 @@ def venv_here(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# The README's blocks that start Spark run each in fresh processes (a JVM apiece, about 6 minutes of a
+# loaded 2-core machine): they are slow tests, run by CI's `make test-slow` and in the clean-install tier.
+SPARK_BLOCK = (pytest.mark.spark, pytest.mark.slow)
+
+
 @pytest.mark.spark  # the demo's INSERTs start Spark
+@pytest.mark.slow
 def test_readme_quick_start_runs_the_demo(tmp_path: Path) -> None:
     quick = _blocks("bash")[0]
     commands = [line.split("#")[0].strip() for line in quick.splitlines() if line.strip()]
@@ -61,6 +67,7 @@ def test_readme_quick_start_runs_the_demo(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_readme_shell_lines_run_against_the_demo_table(venv_here: Path) -> None:
     _run([str(BIN / "floe"), "demo"], venv_here)
     out = _run(_blocks("bash")[1], venv_here)
@@ -68,6 +75,7 @@ def test_readme_shell_lines_run_against_the_demo_table(venv_here: Path) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_readme_sql_script_runs_with_its_command_line(tmp_path: Path) -> None:
     script = _blocks("sql")[0]
     header = " ".join(line[2:].strip().rstrip("\\") for line in script.splitlines() if line.startswith("--"))
@@ -81,7 +89,7 @@ def test_readme_sql_script_runs_with_its_command_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "index",
-    [pytest.param(i, marks=pytest.mark.spark) if "spark" in block else i for i, block in enumerate(_blocks("python"))],
+    [pytest.param(i, marks=SPARK_BLOCK) if "spark" in block else i for i, block in enumerate(_blocks("python"))],
 )
 def test_readme_python_block_runs_as_written(tmp_path: Path, index: int) -> None:
     (tmp_path / "block.py").write_text(_blocks("python")[index], encoding="utf-8")

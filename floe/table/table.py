@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import pyarrow as pa
 
@@ -29,7 +29,7 @@ from floe.spec.schema import Schema
 from floe.spec.snapshot import Snapshot, SnapshotLogEntry
 from floe.spec.sort_order import SortOrder
 from floe.spec.table_metadata import TableMetadata
-from floe.table.identifiers import Identifier, identifier_to_string
+from floe.table.identifiers import Identifier, IdentifierLike, identifier_to_string
 from floe.table.inspect import InspectTable
 from floe.table.manage import ManageSnapshots
 from floe.table.operations import TableOperations
@@ -51,8 +51,6 @@ from floe.table.update_spec import UpdateSpec
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from floe.catalog.base import Catalog
-
 __all__ = ["WRITER_MODULE", "RowData", "Table", "WriteData"]
 
 # What the writer (floe.write) takes: Arrow data written in this process, or a Spark DataFrame written by Spark.
@@ -65,6 +63,16 @@ WriteData: TypeAlias = "RowData | DataFile | list[DataFile] | tuple[DataFile, ..
 WRITER_MODULE = "floe.write"
 
 
+class OwningCatalog(Protocol):
+    """What a table knows of the catalog that loaded it: the table package never imports the catalogs,
+    which import it (floe.catalog.base.Catalog satisfies this)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def load_table(self, identifier: IdentifierLike) -> Table: ...
+
+
 class Table:
     """An Iceberg table: its identifier, current metadata, metadata file location and FileIO."""
 
@@ -75,7 +83,7 @@ class Table:
         metadata_location: str | None,
         ops: TableOperations,
         *,
-        catalog: Catalog | None = None,
+        catalog: OwningCatalog | None = None,
     ) -> None:
         self.identifier = identifier
         self.metadata = metadata
