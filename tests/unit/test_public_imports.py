@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
-_FROM_IMPORT = re.compile(r"^\s*from (floe(?:\.\w+)*) import ([\w, ()]+)$", re.M)
+_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
+_FROM_IMPORT = re.compile(r"^\s*from (floe(?:\.\w+)*) import ([\w, ()]+)$", re.MULTILINE)
 _DOTTED = re.compile(r"\bfloe(?:\.[A-Za-z_]\w*)+")
 
 
