@@ -29,7 +29,14 @@ from floe.maintenance.dangling_deletes import live_entries
 from floe.scan.delete_index import DeleteFileIndex
 from floe.scan.pruning import referenced_field_ids
 from floe.scan.tasks import FileScanTask
-from floe.spec.manifest import DataFile, FileContent, ManifestContent, ManifestEntry, ManifestEntryStatus
+from floe.spec.manifest import (
+    DataFile,
+    FileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+)
 from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import TableMetadata
 from floe.table.producers import RowDelta
@@ -256,7 +263,7 @@ def commit_conversion(
             the removed equality deletes apply to was added meanwhile (e.g. a compaction keeping an older
             sequence number): the batch must be planned again.
     """
-    op = _Conversion(table, list(batch.deletes))
+    op = _Conversion(table, list(batch.deletes), added)
     op.case_sensitive(False)
     for e in batch.deletes:
         op.remove_deletes(e.data_file)
@@ -277,10 +284,13 @@ def commit_conversion(
 
 class _Conversion(RowDelta):
     """A row delta that also fails when a data file the removed equality deletes apply to was added since
-    the plan: its rows matching them would come back (no position names them)."""
+    the plan (its rows matching them would come back: no position names them), or when a concurrent commit
+    gave a data file this commit writes a deletion vector for a vector of its own (a data file has at most
+    one)."""
 
-    def __init__(self, table: Table, removed: list[ManifestEntry]) -> None:
+    def __init__(self, table: Table, removed: list[ManifestEntry], added: Sequence[DataFile]) -> None:
         super().__init__(table)
+        self._vector_owners = {f.referenced_data_file for f in added if f.file_format == FileFormat.PUFFIN}
         specs = dict(table.metadata.specs_by_id())
         # the newest removed delete that reaches every partition, and the newest per (spec, partition)
         self._global = 0
@@ -310,5 +320,17 @@ class _Conversion(RowDelta):
                     f"Found data file {e.data_file.file_path} added by concurrent snapshot {s.snapshot_id} "
                     f"({s.operation}) to {name} with sequence number {seq}, to which the equality deletes this "
                     "commit converts apply"
+                )
+        if not self._vector_owners:
+            return
+        for s, e in changed_files_since(
+            self._table.io, base, history, operations=_ALL_OPERATIONS, content=ManifestContent.DELETES,
+            status=ManifestEntryStatus.ADDED,
+        ):
+            f = e.data_file
+            if f.file_format == FileFormat.PUFFIN and f.referenced_data_file in self._vector_owners:
+                raise CommitConflictError(
+                    f"Found deletion vector for data file {f.referenced_data_file} added by concurrent snapshot "
+                    f"{s.snapshot_id} ({s.operation}) to {name}, which this commit also writes a vector for"
                 )
 
