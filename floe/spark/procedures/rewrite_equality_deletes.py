@@ -80,13 +80,22 @@ def rewrite_equality_deletes(
     attach(session)
     rewritten = added_count = removed = rewritten_bytes = 0
     conflicts = 0
-    while True:
+    done = False
+    while not done:
         table.refresh()
         plan = plan_equality_conversion(table, where=where, options=options)
+        touched: set[str] = set()  # data files whose deletes this plan's commits changed
         try:
             # Every batch validates from the planned snapshot: the batches before it changed nothing it
-            # depends on, and a concurrent commit before them must still be seen.
+            # depends on, and a concurrent commit before them must still be seen. A batch (another key)
+            # reaching a file an earlier one gave new deletes is planned again first: its merge with the
+            # file's deletes must start from the new ones.
+            done = True
             for batch in plan.batches:
+                if any(t.data_file.file_path in touched for t in batch.tasks):
+                    done = False
+                    break
+                touched |= {t.data_file.file_path for t in batch.tasks}
                 added: list[DataFile] = []
                 with deleted_on_failure(table.io, added):
                     new, replaced = _convert(session, table, plan.snapshot_id, batch)
@@ -98,8 +107,8 @@ def rewrite_equality_deletes(
                 rewritten_bytes += sum(e.data_file.file_size_in_bytes for e in batch.deletes)
                 added_count += len(new)
                 removed += len(replaced)
-            break
         except CommitConflictError:
+            done = False
             conflicts += 1
             if conflicts > MAX_CONFLICTS:
                 raise
