@@ -173,12 +173,29 @@ def test_unpartitioned_table_v3_merges_with_existing_vectors(session: SqlSession
     session.sql(f"DELETE FROM db.{name} WHERE id = 0")  # a deletion vector on the one data file
     model.delete_where(lambda r: r[0] == 0)
     t = _table(session, name)
+    # the data files that hold ids 1 and 2 (the rows of one INSERT may land in several files)
+    files = {r[1] for r in floe.spark.read(spark, t, metadata_columns=("_file",)).where("id IN (1, 2)")
+             .select("id", "_file").collect()}
     _eq_delete(t, model, ("id",), [(1,), (2,), (0,)], None)
-    assert _contents(t) == {"data": 1, "dv": 1, "equality_deletes": 1}
+    before = _contents(t)
+    assert (before["dv"], before["equality_deletes"]) == (1, 1)
     res = rewrite_equality_deletes(t, spark=spark)
-    assert (res.rewritten_delete_files_count, res.added_delete_files_count, res.removed_delete_files_count) == (1, 1, 1)
-    assert _contents(t) == {"data": 1, "dv": 1}  # one vector per data file: the earlier one merged in
+    assert (res.rewritten_delete_files_count, res.added_delete_files_count) == (1, len(files))
+    owner = _vector_owner(t)
+    # id 0's vector is merged into its file's new one when the conversion writes one for that file
+    assert res.removed_delete_files_count == (1 if owner in files else 0)
+    assert _contents(t) == {"data": before["data"], "dv": len(files | {owner})}
+    owners = [e.data_file.referenced_data_file for e in live_entries(t, t.current_snapshot())  # type: ignore[arg-type]
+              if e.data_file.file_format == FileFormat.PUFFIN]
+    assert len(owners) == len(set(owners))  # one vector per data file
     assert _rows(spark, t) == model.sorted()
+
+
+def _vector_owner(t: Table) -> str:
+    """The data file of the vector the table had before the conversion (its first DELETE's)."""
+    first = next(s for s in t.snapshots() if str(s.operation) == "delete")
+    return next(e.data_file.referenced_data_file for e in live_entries(t, first)
+                if e.data_file.file_format == FileFormat.PUFFIN) or ""
 
 
 def test_where_converts_only_matching_partitions(session: SqlSession, spark: SparkSession) -> None:
@@ -262,9 +279,10 @@ def test_conversion_conflicting_every_time_fails_clearly_and_keeps_the_deletes(
     model.delete_where(lambda r: r[0] == 2)
     n = itertools.count()
 
-    def rewrite() -> None:  # compaction replaces the data file every time
+    def rewrite() -> None:
+        # compaction replaces the data file the conversion names; then a row the next plan must name
         session.sql(f"CALL system.rewrite_data_files(table => 'db.{name}', options => map('rewrite-all', 'true'))")
-        _insert(session, name, model, [(100 + next(n), "a", "more")])
+        _insert(session, name, model, [(1, "a", f"more{next(n)}")])
         _eq_delete(t, model, ("id",), [(1,)], "a")
 
     _with_concurrent(monkeypatch, rewrite, 100)
