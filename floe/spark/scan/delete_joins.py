@@ -486,7 +486,8 @@ class DeleteJoins:
             array = packed.array  # one subquery for every part: evaluated once
             words = _ARRAYS.words(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.words))
             return _union([
-                drop_deleted(df, packed.array, words, column, others, "_floe_seq").drop("_floe_seq") for df in parts
+                drop_deleted(df, packed.array, words, column, others, "_floe_seq", keep=self.keep_matched).drop("_floe_seq")
+                for df in parts
             ])
         df = _union(parts)
         with_partition = not self.key_implies_partition()
@@ -548,8 +549,6 @@ class DeleteJoins:
 
     def _key_array(self) -> _KeyArray | None:
         """The equality deletes as an array over one integral key column, when they fit one (read once)."""
-        if self.keep_matched:
-            return None  # the array drops matched rows; keeping them is the join's other mode
         if not self._array_decided:
             self._array_decided = True
             self._array = self._pack_key_array()
