@@ -364,7 +364,7 @@ def test_stream_option_converts_and_plain_appends_refuse_it(spark: SparkSession,
     assert "equality_deletes" not in _contents(t)
     assert sum((s.summary or {}).get(CONVERSION_SUMMARY_KEY) == "true" for s in t.snapshots()) == 3
     spark.sql(f"CREATE TABLE {lake}.db.p (id INT, data STRING) USING iceberg")
-    with pytest.raises(Exception, match="rewrite-equality-deletes.commit-count apply to changelogs"):
+    with pytest.raises(Exception, match="rewrite-equality-deletes.commit-count applies to changelogs"):
         (spark.readStream.schema("id int, data string").parquet(str(feed)).writeStream.format("iceberg")
          .option("checkpointLocation", str(tmp_path / "cp2")).option("rewrite-equality-deletes.commit-count", "1")
          .trigger(availableNow=True).toTable(f"{lake}.db.p"))

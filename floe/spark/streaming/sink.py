@@ -149,10 +149,15 @@ class StreamSink:
         upsert = o.upsert if o.upsert is not None else upsert_requested(table)
         if upsert:
             check_upsert_table(table, "append" if self.output_mode == "append" else "overwrite", keys_given=bool(o.keys))
-        elif o.order_column is not None or o.keys is not None or o.rewrite_every is not None:
+        elif o.order_column is not None or o.keys is not None:
             raise ValidationError(
-                f"Streaming write to {self.table_name}: equality-field-columns, order-column and {SCHEDULE_OPTION} "
-                "apply to changelogs (op-column) and upserts; this table is not in upsert mode"
+                f"Streaming write to {self.table_name}: equality-field-columns and order-column apply to changelogs "
+                "(op-column) and upserts; this table is not in upsert mode"
+            )
+        elif o.rewrite_every is not None:
+            raise ValidationError(
+                f"Streaming write to {self.table_name}: {SCHEDULE_OPTION} applies to changelogs (op-column) and "
+                "upserts, whose equality deletes it converts; this table is not in upsert mode"
             )
         return upsert
 
