@@ -12,10 +12,16 @@ Builds a table of ROWS rows (id, dt, v) partitioned by dt, with identifier field
 Each engine's time per batch is measured inside one process (Java: the arrival times of jsql's per
 statement output). Prints throughput (changes per second) per engine and the ratio Java time / Floe
 time (above 1.0 Floe is faster), then Floe's read (count + aggregate) after the changes against a clean
-table of the same rows, before and after ``rewrite_data_files``, and Iceberg Java's read of both tables before
-the rewrite. Rows are checked equal across engines.
+table of the same rows, and Iceberg Java's read of both tables. Then the two ways to make the table fast to
+read again, each from the same state (a second catalog entry registered on the same metadata file):
+``rewrite_equality_deletes`` (equality deletes become position deletes) and ``rewrite_data_files``; it
+prints each one's time, their ratio, and the read after each. Rows are checked equal across engines and
+after both maintenance steps.
 
-    PYTHONPATH=. .venv/bin/python bench/cdc.py [--rows 10000000] [--changes 1000000] [--batch 100000]
+    PYTHONPATH=. .venv/bin/python bench/cdc.py [--rows 10000000] [--changes 1000000] [--batch 100000] [--no-java]
+
+The defaults are the issue's full size (10 batches); ``--rows 200000 --changes 20000 --batch 2000 --no-java``
+runs in a minute or two.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pyspark.sql import SparkSession
 import floe.spark
 from floe.spark.runtime.sql_session import floe_sql_state
 from floe.spark.streaming.changes import apply_changes
+from floe.table.table import Table
 
 PARTS = 8
 
@@ -88,20 +95,26 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--changes", type=int, default=1_000_000)
     ap.add_argument("--batch", type=int, default=100_000)
+    ap.add_argument("--no-java", action="store_true", help="skip Iceberg Java's MERGE and reads (a quick run)")
     args = ap.parse_args()
-    ensure_jsql()
+    java_on = not args.no_java
+    if java_on:
+        ensure_jsql()
     root = Path(tempfile.mkdtemp(prefix="floe-bench-cdc-"))
     cfg = conf(root)
     batches = make_batches(root, args.rows, args.changes, args.batch)
     spark: SparkSession = floe.spark.session({"spark.master": "local[2]", **cfg})
     cols = "id BIGINT NOT NULL, dt STRING NOT NULL, v STRING"
     spark.sql("CREATE NAMESPACE IF NOT EXISTS bench.db")
-    for name, mode in (("floe_t", "'write.upsert.enabled'='true'"), ("java_t", "'write.merge.mode'='merge-on-read'")):
+    tables = [("floe_t", "'write.upsert.enabled'='false'"), ("java_t", "'write.merge.mode'='merge-on-read'")]
+    for name, mode in tables[: 2 if java_on else 1]:
         spark.sql(f"CREATE TABLE bench.db.{name} ({cols}) USING iceberg PARTITIONED BY (dt) "
                   f"TBLPROPERTIES ('format-version'='2', {mode})")
         spark.sql(f"INSERT INTO bench.db.{name} SELECT id, concat('p', CAST(id % {PARTS} AS STRING)), 'base' "
                   f"FROM range({args.rows})")
+    # upsert mode only after the base rows: with it on, their INSERT would be an upsert too
     spark.sql("ALTER TABLE bench.db.floe_t SET IDENTIFIER FIELDS id, dt")
+    spark.sql("ALTER TABLE bench.db.floe_t SET TBLPROPERTIES ('write.upsert.enabled'='true')")
     table = floe_sql_state(spark).context.load(("bench", "db", "floe_t"))
 
     floe_times = []
@@ -111,6 +124,19 @@ def main() -> None:
         apply_changes(table.refresh(), df)
         floe_times.append(time.perf_counter() - t0)
 
+    total = args.changes
+    f_s = sum(floe_times)
+    print(f"CDC apply, {len(batches)} batches of {args.batch} into {args.rows} rows")
+    print(f"  Floe apply_changes: {f_s:.1f} s ({total / f_s:,.0f} changes/s; median batch {statistics.median(floe_times):.2f} s)")
+    if java_on:
+        java_merge(spark, cfg, batches, f_s, total)
+    read_and_maintain(spark, cfg, table, cols, java_on)
+    spark.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def java_merge(spark: SparkSession, cfg: dict[str, str], batches: list[Path], f_s: float, total: int) -> None:
+    """The same batches as Iceberg Java's MERGE INTO on java_t; rows checked equal to Floe's."""
     merges = [
         f"MERGE INTO bench.db.java_t t USING (SELECT * FROM parquet.`{p}`) s ON t.id = s.id AND t.dt = s.dt "
         "WHEN MATCHED AND s.op = '-D' THEN DELETE WHEN MATCHED THEN UPDATE SET t.v = s.v "
@@ -123,37 +149,53 @@ def main() -> None:
     java_rows = [int(str(x)) for x in query_java("SELECT count(*) AS n, sum(hash(id, dt, v)) AS h FROM bench.db.java_t", cfg)[0]]
     print(f"rows after: Floe {floe_rows.n} (hash {floe_rows.h}); Java {java_rows}")
     assert [floe_rows.n, floe_rows.h] == java_rows, "Floe and Java hold different rows"
-
-    total = args.changes
-    f_s, j_s = sum(floe_times), sum(java_times)
-    print(f"CDC apply, {len(batches)} batches of {args.batch} into {args.rows} rows")
-    print(f"  Floe apply_changes: {f_s:.1f} s ({total / f_s:,.0f} changes/s; median batch {statistics.median(floe_times):.2f} s)")
+    j_s = sum(java_times)
     print(f"  Java MERGE INTO (MOR): {j_s:.1f} s ({total / j_s:,.0f} changes/s; median batch {statistics.median(java_times):.2f} s)")
     print(f"  ratio Java/Floe: {j_s / f_s:.2f}")
 
+
+def read_and_maintain(spark: SparkSession, cfg: dict[str, str], table: Table, cols: str, java_on: bool) -> None:
+    """Reads before and after rewrite_equality_deletes and rewrite_data_files, each run from the same state."""
     spark.sql(f"CREATE TABLE bench.db.clean ({cols}) USING iceberg PARTITIONED BY (dt)")
     spark.sql("INSERT INTO bench.db.clean SELECT * FROM bench.db.floe_t")
 
     def read(name: str) -> None:
         spark.sql(f"SELECT count(*), sum(length(v)), max(id) FROM bench.db.{name}").collect()
 
+    def rows(name: str) -> list[object]:
+        return list(spark.sql(f"SELECT count(*), sum(hash(id, dt, v)) FROM bench.db.{name}").first() or [])
+
     read("clean")  # warm-up: the first query of a session pays for JIT and class loading
     read("floe_t")
     clean = timed(lambda: read("clean"))
     before = timed(lambda: read("floe_t"))
-    # Iceberg Java reading the same table (its equality deletes) and the clean one: one JVM, alternating, the
-    # first pair a warm-up.
-    java = run_java([f"SELECT count(*), sum(length(v)), max(id) FROM bench.db.{n}" for _ in range(4) for n in ("clean", "floe_t")], cfg)
-    java_clean, java_before = statistics.median(java[2::2]), statistics.median(java[3::2])
-    spark.sql("CALL bench.system.rewrite_data_files(table => 'db.floe_t', "
-              "options => map('delete-file-threshold', '1', 'remove-dangling-deletes', 'true'))")
-    after = timed(lambda: read("floe_t"))
-    print(f"read after changes: clean {clean:.2f} s, before compaction {before:.2f} s ({before / clean:.2f}x), "
-          f"after rewrite_data_files {after:.2f} s ({after / clean:.2f}x)")
-    print(f"Iceberg Java reading the same tables: clean {java_clean:.2f} s, before compaction {java_before:.2f} s "
-          f"({java_before / java_clean:.2f}x); Java/Floe before compaction: {java_before / before:.2f}")
-    spark.stop()
-    shutil.rmtree(root, ignore_errors=True)
+    if java_on:
+        # Iceberg Java reading the same table (its equality deletes) and the clean one: one JVM, alternating,
+        # the first pair a warm-up.
+        java = run_java([f"SELECT count(*), sum(length(v)), max(id) FROM bench.db.{n}" for _ in range(4) for n in ("clean", "floe_t")], cfg)
+        java_clean, java_before = statistics.median(java[2::2]), statistics.median(java[3::2])
+        print(f"Iceberg Java reading the same tables: clean {java_clean:.2f} s, before maintenance {java_before:.2f} s "
+              f"({java_before / java_clean:.2f}x); Java/Floe before maintenance: {java_before / before:.2f}")
+    expected = rows("clean")
+    # floe_c: the same table state under a second name, so both maintenance steps start from it
+    spark.sql(f"CALL bench.system.register_table(table => 'db.floe_c', metadata_file => '{table.refresh().metadata_location}')")
+    t0 = time.perf_counter()
+    spark.sql("CALL bench.system.rewrite_equality_deletes(table => 'db.floe_t')").collect()
+    convert_s = time.perf_counter() - t0
+    read("floe_t")
+    converted = timed(lambda: read("floe_t"))
+    t0 = time.perf_counter()
+    spark.sql("CALL bench.system.rewrite_data_files(table => 'db.floe_c', "
+              "options => map('delete-file-threshold', '1', 'remove-dangling-deletes', 'true'))").collect()
+    rewrite_s = time.perf_counter() - t0
+    read("floe_c")
+    rewritten = timed(lambda: read("floe_c"))
+    assert rows("floe_t") == expected == rows("floe_c"), "maintenance changed the rows"
+    print(f"read: clean {clean:.2f} s; before maintenance {before:.2f} s ({before / clean:.2f}x); "
+          f"after rewrite_equality_deletes {converted:.2f} s ({converted / clean:.2f}x); "
+          f"after rewrite_data_files {rewritten:.2f} s ({rewritten / clean:.2f}x)")
+    print(f"maintenance from the same state: rewrite_equality_deletes {convert_s:.2f} s, rewrite_data_files "
+          f"{rewrite_s:.2f} s (conversion / rewrite: {convert_s / rewrite_s:.2f})")
 
 
 if __name__ == "__main__":

@@ -209,6 +209,10 @@ SPARK_WRITE_ACCEPT_ANY_SCHEMA = "write.spark.accept-any-schema"
 WRITE_AUDIT_PUBLISH_ENABLED = "write.wap.enabled"
 UPSERT_ENABLED = "write.upsert.enabled"  # CDC: every insert replaces its key (equality delete + insert)
 UPSERT_ENABLED_DEFAULT = False
+# Floe: after a change or upsert commit, run rewrite_equality_deletes once this many commits that added
+# equality deletes have landed since the last conversion (0: never; the write option is
+# ``rewrite-equality-deletes.commit-count``).
+REWRITE_EQUALITY_DELETES_COMMIT_COUNT = "write.rewrite-equality-deletes.commit-count"
 WAP_ID = "wap.id"  # snapshot summary key of a staged write-audit-publish snapshot
 
 # --- commit --------------------------------------------------------------------------------------
@@ -263,7 +267,9 @@ _INTEGER_KEYS = frozenset({
     WRITE_PARTITION_SUMMARY_LIMIT, COMMIT_NUM_RETRIES, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS,
     COMMIT_TOTAL_RETRY_TIME_MS, COMMIT_NUM_STATUS_CHECKS, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES,
     SPLIT_SIZE, SPLIT_OPEN_FILE_COST, SPLIT_LOOKBACK, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS,
+    REWRITE_EQUALITY_DELETES_COMMIT_COUNT,
 })
+_NON_NEGATIVE_KEYS = frozenset({REWRITE_EQUALITY_DELETES_COMMIT_COUNT})
 _CHOICES = {
     DELETE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
     UPDATE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
@@ -292,7 +298,8 @@ def validate_property_values(properties: Mapping[str, str]) -> None:
         if key in _BOOLEAN_KEYS:
             property_bool(properties, key, False)
         elif key in _INTEGER_KEYS:
-            property_int(properties, key, 0)
+            if property_int(properties, key, 0) < 0 and key in _NON_NEGATIVE_KEYS:
+                raise ValidationError(f"Table property {key} must be an integer >= 0, got {value!r}")
         elif key in _CHOICES and str(value).strip().lower() not in _CHOICES[key]:
             raise ValidationError(f"Table property {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
 

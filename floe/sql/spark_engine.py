@@ -50,10 +50,11 @@ class SparkEngine:
     changelog_dataframe: Callable[..., DataFrame]
     compute_updates: Callable[..., DataFrame]
     remove_carryovers: Callable[..., DataFrame]
-    # procedures: floe.spark.procedures.rewrite_data_files, rewrite_position_deletes, table_stats, import_files,
-    # table_migration
+    # procedures: floe.spark.procedures.rewrite_data_files, rewrite_position_deletes, rewrite_equality_deletes,
+    # table_stats, import_files, table_migration
     rewrite_data_files: Callable[..., Any]
     rewrite_position_delete_files: Callable[..., Any]
+    rewrite_equality_deletes: Callable[..., Any]
     compute_table_stats: Callable[..., Any]
     add_files: Callable[..., Any]
     snapshot_table: Callable[..., int]

@@ -78,6 +78,13 @@ def write(
             return table
         if not isinstance(data, (pa.Table, pa.RecordBatch)):
             raise ValidationError(f"Cannot write {type(data).__name__} to table {table.name()}: expected a pyarrow Table")
+        scheduled = next((k for k in opts if k.lower() == "rewrite-equality-deletes.commit-count"), None)
+        if scheduled is not None:
+            # the conversion runs on Spark; the table property's count is picked up by the next Spark writer
+            raise ValidationError(
+                f"Upsert into table {table.name()}: write option {scheduled} needs a Spark DataFrame (the conversion "
+                "runs on Spark); this write is a pyarrow table"
+            )
         merge = opts.get("mergeSchema", opts.get("merge-schema"))
         return write_upserts_arrow(
             table, data, snapshot_properties=snapshot_properties, branch=branch,

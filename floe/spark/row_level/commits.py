@@ -39,7 +39,7 @@ from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, DataFile
 from floe.table.table import Table
 from floe.write.commit import deleted_on_failure
 
-__all__ = ["file_scoped_deletes", "rewrite_commit", "rewrite_distribution", "row_delta_commit"]
+__all__ = ["file_scoped_deletes", "rewrite_commit", "rewrite_distribution", "row_delta_commit", "write_deletes"]
 
 
 def rewrite_commit(
@@ -101,7 +101,7 @@ def row_delta_commit(
             written += deletes
             replaced: list[DataFile] = []
         else:
-            delete_job = (lambda: _write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
+            delete_job = (lambda: write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
             rows_job = (lambda: write_files(table, new_rows)) if new_rows is not None else None
             session = new_rows.sparkSession if new_rows is not None else None
             (deletes, replaced), rows = _written_together(delete_job, rows_job, written, session)
@@ -133,10 +133,11 @@ def row_delta_commit(
         op.commit()
 
 
-def _write_deletes(
+def write_deletes(
     table: Table, deleted_rows: DataFrame, tasks: Sequence[FileScanTask]
 ) -> tuple[list[DataFile], list[DataFile]]:
-    """The delete files (or deletion vectors) for ``deleted_rows``, and the earlier ones they replace."""
+    """The delete files (or deletion vectors on v3) for ``deleted_rows`` (read from ``tasks`` with positions),
+    and the earlier ones they replace; commits nothing."""
     per_file = per_file_granularity(table)
     positions = deleted_positions(deleted_rows, tasks, per_file=per_file)
     if table.format_version >= 3:  # v3: deletion vectors, never new position delete files

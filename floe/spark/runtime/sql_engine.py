@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from floe.spark.procedures.import_files import add_files
 from floe.spark.procedures.rewrite_data_files import rewrite_data_files
+from floe.spark.procedures.rewrite_equality_deletes import rewrite_equality_deletes
 from floe.spark.procedures.rewrite_position_deletes import rewrite_position_delete_files
 from floe.spark.procedures.table_migration import migrate_table, snapshot_table
 from floe.spark.procedures.table_stats import compute_table_stats
@@ -43,6 +44,7 @@ SPARK_ENGINE = SparkEngine(
     remove_carryovers=remove_carryovers,
     rewrite_data_files=rewrite_data_files,
     rewrite_position_delete_files=rewrite_position_delete_files,
+    rewrite_equality_deletes=rewrite_equality_deletes,
     compute_table_stats=compute_table_stats,
     add_files=add_files,
     snapshot_table=snapshot_table,

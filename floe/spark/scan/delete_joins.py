@@ -196,6 +196,8 @@ class DeleteJoins:
         uri_of: a data file's manifest path -> the ``_metadata.file_path`` its rows carry.
         specs: partition specs by id (an equality delete written unpartitioned is global).
         mapped_names: a delete file's column names -> {field id: column name}, for files without ids.
+        keep_matched: keep only the rows the equality deletes match instead of dropping them (what
+            ``rewrite_equality_deletes`` turns into positions); the tasks' deletes then share one key.
     """
 
     spark: SparkSession
@@ -208,6 +210,7 @@ class DeleteJoins:
     uri_of: Callable[[str], str]
     specs: dict[int, PartitionSpec]
     mapped_names: Callable[[list[str]], dict[int, str]]
+    keep_matched: bool = False
     _pkeys: dict[tuple[int, tuple[object, ...]], int] = field(default_factory=dict, init=False)
     _sets: list[_EqualitySet] | None = field(default=None, init=False)
     _array: _KeyArray | None = field(default=None, init=False)
@@ -475,7 +478,7 @@ class DeleteJoins:
             footer_ids: delete file locations -> (has field ids, column names) of each, from its footer.
         """
         if not self._equality_tasks():
-            return _union(parts)
+            return _union(parts).where(F.lit(False)) if self.keep_matched else _union(parts)
         packed = self._key_array()
         if packed is not None:
             column = quoted(self.names[packed.key.field_id])
@@ -483,11 +486,16 @@ class DeleteJoins:
             array = packed.array  # one subquery for every part: evaluated once
             words = _ARRAYS.words(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.words))
             return _union([
-                drop_deleted(df, packed.array, words, column, others, "_floe_seq").drop("_floe_seq") for df in parts
+                drop_deleted(df, packed.array, words, column, others, "_floe_seq", keep=self.keep_matched).drop("_floe_seq")
+                for df in parts
             ])
         df = _union(parts)
         with_partition = not self.key_implies_partition()
-        for key in self._equality_sets(footer_ids):
+        sets = self._equality_sets(footer_ids)
+        if self.keep_matched and len(sets) != 1:
+            # a semi join per key would keep the rows every key matches, not those any key matches
+            raise UnsupportedError(f"Table {self.table_name}: matched rows are found for one equality key at a time")
+        for key in sets:
             cond = F.col("_floe_seq") < F.col("_floe_dseq")
             if with_partition:
                 cond = cond & ((F.col("_floe_dpkey") == F.lit(-1)) | (F.col("_floe_dpkey") == F.col("_floe_pkey")))
@@ -500,7 +508,8 @@ class DeleteJoins:
                 # One integral column as the join's key lets Spark hash longs; the other columns are
                 # compared for the rows it matches (coalesce keeps them out of the keys; never null).
                 cond = cond & (same if hashed is None or f is hashed else F.coalesce(same, F.lit(False)))
-            df = df.join(F.broadcast(key.rows) if key.small else key.rows, cond, "left_anti")
+            how = "left_semi" if self.keep_matched else "left_anti"
+            df = df.join(F.broadcast(key.rows) if key.small else key.rows, cond, how)
         return df.drop("_floe_seq", "_floe_pkey")
 
     def _partition_key(self, data_file: DataFile) -> int:

@@ -155,13 +155,16 @@ def pack_equality(groups: Sequence[DeleteKeys], others: list[tuple[str, ...]]) -
     return EqualityArray(low, high - low + 1, lane_bits, other_bits, others, distinct, lanes.view("<u8").astype(np.uint64))
 
 
-def drop_deleted(df: DataFrame, array: EqualityArray, words: Column, key: str, others: Sequence[str], rank: str) -> DataFrame:
-    """The rows of ``df`` the array's deletes do not remove: ``words`` is the array's words in Spark
-    (:func:`~floe.spark.scan.driver_rows.long_array_subquery`), ``key`` the row's key column, ``others`` its
-    other key columns (quoted, in the order of ``array.others``' values), ``rank`` the column of its file's
-    rank (:meth:`EqualityArray.rank`; null for rows of files no delete applies to: kept)."""
+def drop_deleted(
+    df: DataFrame, array: EqualityArray, words: Column, key: str, others: Sequence[str], rank: str, *, keep: bool = False
+) -> DataFrame:
+    """The rows of ``df`` the array's deletes do not remove (``keep``: only those they remove): ``words`` is
+    the array's words in Spark (:func:`~floe.spark.scan.driver_rows.long_array_subquery`), ``key`` the row's
+    key column, ``others`` its other key columns (quoted, in the order of ``array.others``' values), ``rank``
+    the column of its file's rank (:meth:`EqualityArray.rank`; null for rows of files no delete applies to:
+    not removed)."""
     if not array.count:
-        return df
+        return df.where(F.lit(False)) if keep else df
     per_word = 64 // array.lane_bits
     offset = f"CASE WHEN bigint({key}) BETWEEN {array.low}L AND {array.low + array.count - 1}L THEN int(bigint({key}) - {array.low}L) END"
     word = F.get(words, F.expr(f"shiftright({offset}, {per_word.bit_length() - 1})"))
@@ -176,4 +179,5 @@ def drop_deleted(df: DataFrame, array: EqualityArray, words: Column, key: str, o
             for i, values in enumerate(array.others)
         )
         deleted = deleted & (lane.bitwiseAND(F.lit((1 << array.other_bits) - 1)) == F.expr(f"CASE {branches} END"))
-    return df.where(~F.coalesce(deleted, F.lit(False)))
+    removed = F.coalesce(deleted, F.lit(False))
+    return df.where(removed if keep else ~removed)

@@ -33,6 +33,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from floe.errors import UnsupportedError
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping, name_mapping_from_schema
@@ -190,12 +191,18 @@ def _probe_footers(io: FileIO, locations: list[str]) -> dict[str, _Footer]:
 # -- building --------------------------------------------------------------------------------------------
 class _Builder:
     def __init__(
-        self, spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask], with_position: bool = False
+        self,
+        spark: SparkSession,
+        inputs: ScanInputs,
+        tasks: list[FileScanTask],
+        with_position: bool = False,
+        equality_matches: bool = False,
     ) -> None:
         self.spark = spark
         self.inp = inputs
         self.tasks = tasks
         self.with_position = with_position
+        self.equality_matches = equality_matches
         self.read_schema = inputs.read_schema
         self.unstable = unstable_field_ids(inputs.all_schemas)
         self.names = _internal_names(self.read_schema, self.unstable)
@@ -235,6 +242,7 @@ class _Builder:
             uri_of=self._uri_of,
             specs=self.inp.specs,
             mapped_names=self._mapped_names,
+            keep_matched=self.equality_matches,
         )
 
     def _delete_footers(self, locations: list[str]) -> dict[str, tuple[bool, list[str]]]:
@@ -367,13 +375,18 @@ class _Builder:
 
     def _for(self, tasks: list[FileScanTask]) -> _Builder:
         """A builder for a subset of the tasks (deletes are looked up per frame)."""
-        return _Builder(self.spark, self.inp, tasks, self.with_position)
+        return _Builder(self.spark, self.inp, tasks, self.with_position, self.equality_matches)
 
     # -- assembly ------------------------------------------------------------------------------------
     def build(self) -> DataFrame:
         parquet, orc, others = _route(self.tasks, lambda location: spark_reaches(self.spark, location), self.inp.location_of)
         if self.with_position and orc:  # Spark's ORC source has no row index: workers count positions
             others, orc = others + orc, []
+        if self.equality_matches and others:
+            raise UnsupportedError(
+                f"Table {self.inp.table_name}: rows matched by equality deletes are found in Parquet data files "
+                f"Spark reads natively; {others[0].data_file.file_path} is not one"
+            )
         frames: list[DataFrame] = []
         if parquet or orc:
             configure_native_s3(self.spark, self.loc.values(), self.inp.io.properties)
@@ -608,11 +621,18 @@ def _py(value: object, t: IcebergType) -> object:
 
 
 def tasks_to_dataframe(
-    spark: SparkSession, inputs: ScanInputs, tasks: list[FileScanTask], *, with_position: bool = False
+    spark: SparkSession,
+    inputs: ScanInputs,
+    tasks: list[FileScanTask],
+    *,
+    with_position: bool = False,
+    equality_matches: bool = False,
 ) -> DataFrame:
     """One DataFrame with the rows of ``tasks`` (deletes applied), columns of ``inputs.read_schema``.
 
     ``with_position`` adds :data:`ROW_FILE_COLUMN` (the data file's path as its manifest spells it) and
-    :data:`ROW_POS_COLUMN` (the row's position in it); Parquet data files only.
+    :data:`ROW_POS_COLUMN` (the row's position in it); Parquet data files only. ``equality_matches`` (with
+    ``with_position``) keeps only the rows the tasks' equality deletes match (one key for all of them),
+    position deletes still applied.
     """
-    return _Builder(spark, inputs, tasks, with_position).build()
+    return _Builder(spark, inputs, tasks, with_position, equality_matches).build()

@@ -153,13 +153,19 @@ def _read_schema(scan: TableScan, bound: BooleanExpression, tasks: list[FileScan
 
 @without_call_sites()
 def dataframe_for_scan(
-    spark: SparkSession, scan: TableScan, tasks: list[FileScanTask] | None = None, *, with_position: bool = False
+    spark: SparkSession,
+    scan: TableScan,
+    tasks: list[FileScanTask] | None = None,
+    *,
+    with_position: bool = False,
+    equality_matches: bool = False,
 ) -> DataFrame:
     """The rows of a planned scan as a native DataFrame with the scan's projected columns.
 
     ``with_position`` adds each row's data file (its path as the manifest spells it) and position
     (floe.spark.scan.row_columns.ROW_FILE_COLUMN and ROW_POS_COLUMN) after those columns; every task must then
-    read a Parquet data file natively.
+    read a Parquet data file natively. ``equality_matches`` keeps only the rows the tasks' equality deletes
+    (one key) match, instead of dropping them.
     """
     planned = list(scan.plan_files()) if tasks is None else tasks
     table_schema = scan.table_schema()
@@ -179,7 +185,7 @@ def dataframe_for_scan(
         location_of=scan.location_of,
         case_sensitive=scan.case_sensitive,
     )
-    df = tasks_to_dataframe(spark, inputs, planned, with_position=with_position)
+    df = tasks_to_dataframe(spark, inputs, planned, with_position=with_position, equality_matches=equality_matches)
     if not isinstance(bound, AlwaysTrue):
         df = df.where(to_spark_sql(bound))
     out = [f.name for f in scan.projection().fields]

@@ -29,6 +29,11 @@ from floe.errors import FloeError, UnsupportedError, ValidationError
 from floe.io.fileio import FileIO
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
+from floe.spark.streaming.conversion_schedule import (
+    SCHEDULE_OPTION,
+    run_scheduled_conversion,
+    schedule_commit_count,
+)
 from floe.spark.types import from_spark_schema
 from floe.spark.write.dataframe_write import cleanup_operation_files, project_to_table
 from floe.spark.write.transforms import ensure_workers_import_floe
@@ -143,6 +148,7 @@ def apply_changes(
     order_by: str | None = None,
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
+    rewrite_every: int | None = None,
 ) -> ChangesResult:
     """Apply the changelog ``df`` to ``table`` in one commit (a row delta).
 
@@ -157,6 +163,9 @@ def apply_changes(
             DataFrame's order.
         snapshot_properties: extra snapshot summary properties.
         branch: target branch.
+        rewrite_every: run ``rewrite_equality_deletes`` after the commit once this many commits with
+            equality deletes have landed since the last one (floe.spark.streaming.conversion_schedule;
+            default: table property ``write.rewrite-equality-deletes.commit-count``, 0 never).
 
     Raises:
         ValidationError: the table is v1, has no key, the DataFrame lacks the operation column or does not
@@ -174,6 +183,7 @@ def apply_changes(
     if order_by is not None and order_by not in columns:
         raise ValidationError(f"Changes for table {table.name()} have no order column {order_by!r}")
     key_ids = key_field_ids(table, keys)
+    every = schedule_commit_count(table, branch=branch) if rewrite_every is None else rewrite_every
     if upsert is None:
         upsert = P.property_bool(table.properties, P.UPSERT_ENABLED, P.UPSERT_ENABLED_DEFAULT)
     schema, spec = table.schema(), table.spec()
@@ -232,6 +242,8 @@ def apply_changes(
         for k, v in summary.items():
             op.set(k, v)
         op.commit()
+    if equality:
+        run_scheduled_conversion(table, spark, every)
     head = table.current_snapshot() if branch is None else table.snapshot_by_name(branch)
     return ChangesResult(
         head.snapshot_id if head is not None else None, inserted, deleted, len(data), len(equality),
@@ -240,7 +252,7 @@ def apply_changes(
 
 
 # Options an upsert honours; any other write option is refused rather than dropped.
-_UPSERT_WRITE_OPTIONS = {"mergeschema", "merge-schema", UPSERT_OPTION, "order-column"}
+_UPSERT_WRITE_OPTIONS = {"mergeschema", "merge-schema", UPSERT_OPTION, "order-column", SCHEDULE_OPTION}
 
 
 @without_call_sites()
@@ -270,6 +282,7 @@ def upsert_dataframe(
             f"(supported: {', '.join(sorted(_UPSERT_WRITE_OPTIONS))})"
         )
     check_upsert_table(table, "append", keys_given=bool(keys))
+    every = schedule_commit_count(table, opts, branch=branch)
     merge = opts.get("mergeSchema", opts.get("merge-schema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA)))
     order = opts.get("order-column")
     rows = df.drop(order) if order is not None and order in df.columns else df
@@ -281,5 +294,5 @@ def upsert_dataframe(
     op = "__floe_upsert_op"
     return apply_changes(
         table, df.withColumn(op, F.lit("+I")), op_column=op, keys=keys, upsert=True, order_by=order,
-        snapshot_properties=snapshot_properties, branch=branch,
+        snapshot_properties=snapshot_properties, branch=branch, rewrite_every=every,
     )

@@ -10,8 +10,9 @@ a crash between the commit and Spark's own commit log) and is skipped, whichever
 Output modes: ``append`` (each batch appended); ``complete`` (each batch replaces the table's rows, as
 Iceberg Java's sink overwrites); changelogs (an ``op-column`` option) are applied as row deltas, and so is
 every batch into an upsert table (``write.upsert.enabled``, or the ``upsert-enabled`` option): each row
-replaces its key's row, as Flink's upsert sink writes (complete mode is refused there).
-``update`` is refused, as Iceberg Java refuses it.
+replaces its key's row, as Flink's upsert sink writes (complete mode is refused there). Those two may
+convert their equality deletes every N commits (``rewrite-equality-deletes.commit-count``,
+floe.spark.streaming.conversion_schedule). ``update`` is refused, as Iceberg Java refuses it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from floe.errors import ValidationError
 from floe.spark.streaming.changes import apply_changes, upsert_dataframe
+from floe.spark.streaming.conversion_schedule import SCHEDULE_OPTION, schedule_commit_count
 from floe.spark.write.dataframe_write import write_dataframe
 from floe.spec import properties as P
 from floe.write.upsert_mode import check_upsert_table, upsert_requested
@@ -47,7 +49,7 @@ _QUERY_ID_PROPERTY = "sql.streaming.queryId"  # Spark's local property on the mi
 _SNAPSHOT_PROPERTY = "snapshot-property."
 # Options of the sink itself; every other key is refused rather than ignored.
 _WRITE_OPTIONS = {"distribution-mode", "target-file-size-bytes", "fanout-enabled", "branch"}
-_CHANGE_OPTIONS = {"op-column", "upsert-enabled", "equality-field-columns", "order-column"}
+_CHANGE_OPTIONS = {"op-column", "upsert-enabled", "equality-field-columns", "order-column", SCHEDULE_OPTION}
 _SPARK_OPTIONS = {"checkpointlocation", "path"}
 
 
@@ -62,6 +64,7 @@ class SinkOptions:
     upsert: bool | None = None
     keys: tuple[str, ...] | None = None
     order_column: str | None = None
+    rewrite_every: str | None = None  # rewrite-equality-deletes.commit-count, checked against the table
 
 
 def sink_options(options: Mapping[str, object], *, table_name: str) -> SinkOptions:
@@ -97,7 +100,7 @@ def sink_options(options: Mapping[str, object], *, table_name: str) -> SinkOptio
     return SinkOptions(
         write=write, snapshot_properties=summary, branch=write.pop("branch", None), op_column=change.get("op-column"),
         upsert=upsert, keys=tuple(k.strip() for k in keys.split(",")) if keys else None,
-        order_column=change.get("order-column"),
+        order_column=change.get("order-column"), rewrite_every=change.get(SCHEDULE_OPTION),
     )
 
 
@@ -151,7 +154,21 @@ class StreamSink:
                 f"Streaming write to {self.table_name}: equality-field-columns and order-column apply to changelogs "
                 "(op-column) and upserts; this table is not in upsert mode"
             )
+        elif o.rewrite_every is not None:
+            raise ValidationError(
+                f"Streaming write to {self.table_name}: {SCHEDULE_OPTION} applies to changelogs (op-column) and "
+                "upserts, whose equality deletes it converts; this table is not in upsert mode"
+            )
         return upsert
+
+    def rewrite_every(self, table: Table) -> int:
+        """The commit count between conversions of equality deletes (the option, else the table property).
+
+        Raises:
+            ValidationError: not an integer >= 0, or set for a write to a branch.
+        """
+        raw = self.options.rewrite_every
+        return schedule_commit_count(table, None if raw is None else {SCHEDULE_OPTION: raw}, branch=self.options.branch)
 
     def __call__(self, batch: DataFrame, epoch_id: int) -> None:
         spark = batch.sparkSession
@@ -168,13 +185,15 @@ class StreamSink:
         if o.op_column is not None:
             apply_changes(
                 table, batch, op_column=o.op_column, keys=o.keys, upsert=o.upsert, order_by=o.order_column,
-                snapshot_properties=summary, branch=o.branch,
+                snapshot_properties=summary, branch=o.branch, rewrite_every=self.rewrite_every(table),
             )
             return
         if self.upserts(table):
             # An upsert table (or upsert-enabled): each row replaces its key's row, as Flink's upsert sink.
             if not batch.isEmpty():
                 order = {"order-column": o.order_column} if o.order_column else {}
+                if o.rewrite_every is not None:
+                    order[SCHEDULE_OPTION] = o.rewrite_every
                 upsert_dataframe(
                     table, batch, snapshot_properties=summary, branch=o.branch, options={**o.write, **order},
                     keys=o.keys,
@@ -201,8 +220,10 @@ def start_stream(
         raise ValidationError(
             f"Streaming write to {sink.table_name}: set option checkpointLocation (exactly-once needs a checkpoint)"
         )
+    table = sink.load_table()
     if sink.options.op_column is None:
-        sink.upserts(sink.load_table())  # refuse a stream that cannot be upserted before it starts
+        sink.upserts(table)  # refuse a stream that cannot be upserted before it starts
+    sink.rewrite_every(table)  # and a schedule it cannot honour
     writer = df.writeStream.foreachBatch(sink).outputMode(sink.output_mode)
     writer = writer.option("checkpointLocation", checkpoint_location)
     if trigger:

@@ -1,6 +1,6 @@
 """Maintenance procedures: ``expire_snapshots``, ``remove_orphan_files``, ``rewrite_manifests``,
-``rewrite_data_files``, ``rewrite_position_delete_files`` and ``compute_table_stats`` (floe.maintenance;
-file rewrites and statistics run on Spark)."""
+``rewrite_data_files``, ``rewrite_position_delete_files``, ``rewrite_equality_deletes`` and
+``compute_table_stats`` (floe.maintenance; file rewrites and statistics run on Spark)."""
 
 from __future__ import annotations
 
@@ -170,6 +170,21 @@ def _rewrite_position_delete_files(ctx: HandlerContext, table: Table, args: dict
     )
 
 
+def _rewrite_equality_deletes(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
+    result = spark_engine().rewrite_equality_deletes(
+        table, spark=ctx.spark(), where=_str_arg(args, "where"), options=_string_map(args, "options")
+    )
+    return result_row(
+        [
+            "rewritten_delete_files_count",
+            "added_delete_files_count",
+            "removed_delete_files_count",
+            "rewritten_bytes_count",
+        ],
+        result,
+    )
+
+
 def _compute_table_stats(ctx: HandlerContext, table: Table, args: dict[str, object]) -> ResultSet:
     columns = args.get("columns")
     if columns is not None:
@@ -223,6 +238,9 @@ MAINTENANCE_PROCEDURES: Procedures = {
     ),
     "rewrite_position_delete_files": TableProcedure(
         ("table", "options"), ("table",), _rewrite_position_delete_files
+    ),
+    "rewrite_equality_deletes": TableProcedure(
+        ("table", "where", "options"), ("table",), _rewrite_equality_deletes
     ),
     "compute_table_stats": TableProcedure(("table", "snapshot_id", "columns"), ("table",), _compute_table_stats),
 }
