@@ -47,6 +47,7 @@ from floe.server.handlers import Handlers, Reply, require_grant
 from floe.server.location_policy import LocationPolicy
 from floe.server.names import request_name, request_namespace, split_namespace
 from floe.server.request_types import check_request, parse_json
+from floe.server.scan_planning import ScanPlans
 from floe.server.security import RateLimiter, TokenStore
 from floe.server.settings import Principal, ServerSettings
 from floe.table.identifiers import Namespace
@@ -105,7 +106,10 @@ class CatalogApp:
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, anonymous: bool) -> None:
         policy = LocationPolicy(catalog, settings.allowed_locations)
-        self.handlers = Handlers(catalog, prefix=catalog.name, policy=policy, separator=settings.namespace_separator)
+        self.handlers = Handlers(
+            catalog, prefix=catalog.name, policy=policy, separator=settings.namespace_separator,
+            plans=ScanPlans(batch_size=settings.scan_planning_batch_size),
+        )
         self.settings = settings
         self.tokens = TokenStore(settings)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
@@ -188,8 +192,24 @@ class CatalogApp:
                                   body="CommitViewRequest"),
                     "DELETE": Route(lambda r: h.drop_view(r.principal, ident), "write", ns, name),
                 }
+            elif tail[0] == "tables" and len(tail) == 3 and tail[2] in ("plan", "tasks"):
+                name = _nfc(tail[1])
+                ident = (*ns, name)
+                if tail[2] == "plan":
+                    table = {"POST": Route(lambda r: h.plan_scan(r.principal, ident, r.body), "read", ns, name,
+                                           body="PlanTableScanRequest")}
+                else:
+                    table = {"POST": Route(lambda r: h.scan_tasks(r.principal, ident, r.body), "read", ns, name,
+                                           body="FetchScanTasksRequest")}
+            elif tail[0] == "tables" and len(tail) == 4 and tail[2] == "plan":
+                name, plan_id = _nfc(tail[1]), tail[3]
+                ident = (*ns, name)
+                table = {
+                    "GET": Route(lambda r: h.planning_result(r.principal, ident, plan_id), "read", ns, name),
+                    "DELETE": Route(lambda r: h.cancel_planning(r.principal, ident, plan_id), "read", ns, name),
+                }
             elif tail == ["register-view"] or (tail[0] == "tables" and len(tail) >= 3):
-                return "406"  # registering views, scan planning, credentials: in the spec, not served by Floe
+                return "406"  # registering views, credentials, signing: in the spec, not served by Floe
         if not table:
             return None
         return table.get(method, "405")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from floe.catalog.base import LOCATION, WAREHOUSE, Catalog
@@ -43,6 +43,7 @@ from floe.serde.view_json import view_metadata_to_dict, view_version_from_json
 from floe.serde.view_updates_json import view_requirement_from_json, view_update_from_json
 from floe.server.location_policy import LocationPolicy, Touched, table_folders
 from floe.server.names import request_identifier, request_name, request_namespace, split_namespace
+from floe.server.scan_planning import PLANNING_ENDPOINTS, ScanPlans
 from floe.server.settings import LEVELS, Principal
 from floe.spec.metadata_builder import apply_updates
 from floe.spec.table_metadata import TableMetadata
@@ -106,6 +107,7 @@ class Handlers:
     prefix: str
     policy: LocationPolicy
     separator: str = "\x1f"
+    plans: ScanPlans = field(default_factory=ScanPlans)
 
     def guard(
         self,
@@ -149,6 +151,7 @@ class Handlers:
                 f"This server serves catalog {self.catalog.name!r}; warehouse {wanted!r} is not served here"
             )
         endpoints = [e for e in SERVER_ENDPOINTS if e != TRANSACTIONS or self.catalog.supports_multi_table_commits]
+        endpoints += PLANNING_ENDPOINTS
         separator = "".join(f"%{b:02X}" for b in self.separator.encode("utf-8"))  # URL-encoded, as the spec asks
         overrides = {"prefix": self.prefix, "namespace-separator": separator}
         return 200, {"defaults": {}, "overrides": overrides, "endpoints": endpoints}
@@ -452,3 +455,27 @@ class Handlers:
             raise UnsupportedError(f"Catalog {self.catalog.name} cannot rename views")
         views.rename_view(src, dst)
         return 204, None
+
+    # -- server-side scan planning ---------------------------------------------------------------
+    def plan_scan(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        node = _object(body if body is not None else {}, "PlanTableScanRequest")
+        return 200, self.plans.plan(principal.name, ident, self.catalog.load_table(ident), node)
+
+    def planning_result(self, principal: Principal, ident: Identifier, plan_id: str) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        self.catalog.load_table(ident)  # 404 for a table that is gone
+        return 200, self.plans.result(principal.name, ident, plan_id)
+
+    def cancel_planning(self, principal: Principal, ident: Identifier, plan_id: str) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        self.plans.cancel(principal.name, ident, plan_id)
+        return 204, None
+
+    def scan_tasks(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        token = _object(body, "FetchScanTasksRequest").get("plan-task")
+        if not isinstance(token, str):
+            raise ValidationError("Invalid FetchScanTasksRequest: plan-task must be a string")
+        self.catalog.load_table(ident)
+        return 200, self.plans.tasks(principal.name, ident, token)

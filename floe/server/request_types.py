@@ -281,6 +281,12 @@ REQUEST_TYPES: dict[str, Check] = {
     "CommitTableRequest": _commit_table,
     "CommitTransactionRequest": _object({"table-changes": _list(_commit_table)}),
     "ReportMetricsRequest": _object({}),
+    "PlanTableScanRequest": _object({}, {
+        "snapshot-id": _nullable(_long), "start-snapshot-id": _nullable(_long), "end-snapshot-id": _nullable(_long),
+        "select": _nullable(_list(_string)), "stats-fields": _nullable(_list(_string)), "case-sensitive": _boolean,
+        "use-snapshot-schema": _boolean, "min-rows-requested": _nullable(_long),
+    }),
+    "FetchScanTasksRequest": _object({"plan-task": _string}),
     "CreateViewRequest": _object(
         {"name": _string, "schema": _schema, "view-version": _view_version},
         {"location": _nullable(_string), "properties": _nullable(_string_map)},

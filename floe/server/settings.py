@@ -15,6 +15,8 @@ keep-alive-timeout-s = 5         # idle connections close after this
 max-connections = 1000           # beyond it, the connection waiting longest for its headers is closed
 namespace-separator = "\u001f"   # joins namespace levels in URLs, advertised in /v1/config ("." as
                                  # Iceberg's REST test server); 0x1F is always accepted as well
+scan-planning-batch-size = 1000  # server-side scan planning: file scan tasks per answer; the rest are
+                                 # fetched batch by batch with plan-task tokens
 
 [server.clients.etl]             # an OAuth2 client (client credentials grant)
 secret = "change-me"
@@ -97,6 +99,7 @@ class ServerSettings:
     max_connections: int = 1000
     # how clients join namespace levels in URLs (advertised in /v1/config); 0x1F is always accepted too
     namespace_separator: str = "\x1f"
+    scan_planning_batch_size: int = 1000  # file scan tasks per answer of server-side planning
 
     def with_admin_tokens(self, tokens: list[str]) -> ServerSettings:
         """These settings plus static tokens with ``admin`` on everything (``floe serve --token``)."""
@@ -113,7 +116,7 @@ class ServerSettings:
         known = {
             "token-ttl-s", "max-body-bytes", "max-json-depth", "rate-limit-per-s", "rate-limit-burst", "clients",
             "tokens", "allowed-locations", "header-timeout-s", "body-timeout-s", "keep-alive-timeout-s",
-            "max-connections", "namespace-separator",
+            "max-connections", "namespace-separator", "scan-planning-batch-size",
         }
         unknown = sorted(set(table) - known)
         if unknown:
@@ -160,6 +163,7 @@ class ServerSettings:
             body_timeout_s=number("body-timeout-s", 30.0),
             keep_alive_timeout_s=number("keep-alive-timeout-s", 5.0),
             max_connections=number("max-connections", 1000, integer=True),
+            scan_planning_batch_size=number("scan-planning-batch-size", 1000, integer=True),
         )
 
     @staticmethod
