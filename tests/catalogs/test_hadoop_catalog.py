@@ -73,3 +73,18 @@ def test_namespaces_are_folders_and_tables_are_not_namespaces(tmp_path: Path, sc
     assert cat.list_namespaces() == [("db",)]
     assert cat.list_namespaces("db") == []
     assert not cat.namespace_exists("db.t")
+
+
+def test_drop_table_removes_its_folder_so_the_namespace_drops(tmp_path: Path, schema: Schema) -> None:
+    """As Java's HadoopCatalog: DROP TABLE (no purge) deletes the table's folder, data included, so a
+    namespace whose tables were all dropped can be dropped; files the metadata keeps elsewhere stay."""
+    from _helpers import write_data_file
+
+    cat = floe.load_catalog("h", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}])])
+    cat.drop_table("db.t")
+    assert not (tmp_path / "wh" / "db" / "t").exists()
+    cat.drop_namespace("db")
+    assert not cat.namespace_exists("db")
