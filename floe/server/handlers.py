@@ -25,6 +25,7 @@ from floe.catalog.path_segments import check_identifier_segments
 from floe.catalog.resolved_locations import inside_folder
 from floe.catalog.rest_protocol import (
     SERVER_ENDPOINTS,
+    VIEW_ENDPOINTS,
     CommitTableRequest,
     CreateTableRequest,
     ForbiddenError,
@@ -151,6 +152,8 @@ class Handlers:
                 f"This server serves catalog {self.catalog.name!r}; warehouse {wanted!r} is not served here"
             )
         endpoints = [e for e in SERVER_ENDPOINTS if e != TRANSACTIONS or self.catalog.supports_multi_table_commits]
+        if not isinstance(self.catalog, ViewCatalog):  # a catalog that stores no views offers none
+            endpoints = [e for e in endpoints if e not in VIEW_ENDPOINTS]
         endpoints += PLANNING_ENDPOINTS
         separator = "".join(f"%{b:02X}" for b in self.separator.encode("utf-8"))  # URL-encoded, as the spec asks
         overrides = {"prefix": self.prefix, "namespace-separator": separator}
@@ -386,7 +389,7 @@ class Handlers:
 
     def list_views(self, principal: Principal, ns: Namespace, params: Mapping[str, str]) -> Reply:
         require_grant(principal, ns, "read")
-        views = self._views().list_views(ns) if isinstance(self.catalog, ViewCatalog) else []
+        views = self.catalog.list_views(ns) if isinstance(self.catalog, ViewCatalog) else []
         if not views and not self.catalog.namespace_exists(ns):
             raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
         page, token = _page([identifier_to_json(tuple(i)) for i in views], params)
