@@ -463,7 +463,12 @@ class Handlers:
     def plan_scan(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
         require_grant(principal, ident[:-1], "read")
         node = _object(body if body is not None else {}, "PlanTableScanRequest")
-        return 200, self.plans.plan(principal.name, ident, self.catalog.load_table(ident), node)
+        subject = identifier_to_string(ident)
+
+        def check_read(location: str, what: str) -> None:
+            self.policy.check_location(location, what=what, subject=subject)
+
+        return 200, self.plans.plan(principal.name, ident, self.catalog.load_table(ident), node, check_read)
 
     def planning_result(self, principal: Principal, ident: Identifier, plan_id: str) -> Reply:
         require_grant(principal, ident[:-1], "read")

@@ -5,7 +5,8 @@ A plan request is planned at once (status ``completed``) by :class:`floe.scan.ta
 the request's snapshot or append range, filter, projection and case sensitivity. The first
 ``batch_size`` file scan tasks come in the answer; the rest are cut into batches kept in memory behind
 opaque, unguessable ``plan-tasks`` tokens the client fetches with ``fetchScanTasks``. Each batch lists the
-delete files its tasks reference (``delete-file-references`` index that list). A plan belongs to the
+delete files its tasks reference (``delete-file-references`` index that list). The manifest lists and
+manifests a plan reads pass the server's location policy first (a client wrote them). A plan belongs to the
 principal and table that asked for it (anyone else gets 404, as for an unknown id); plans expire after
 ``ttl_s`` and at most ``max_plans`` are kept (the oldest go first), so memory stays bounded.
 """
@@ -16,18 +17,21 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from floe.catalog.rest_protocol import RestError
 from floe.errors import ValidationError
 from floe.expressions.base import AlwaysTrue
+from floe.io.manifest_reader import read_manifest_files
+from floe.scan.table_scan import TableScan
 from floe.scan.tasks import FileScanTask
 from floe.serde.content_file_json import content_file_to_json
 from floe.serde.expression_json import expression_from_json, expression_to_json
 from floe.serde.json_types import JSON
 from floe.spec.schema import Schema
+from floe.spec.snapshot import Snapshot
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.types import StructType
 from floe.table.identifiers import Identifier
@@ -112,6 +116,19 @@ class _Batcher:
         return {"file-scan-tasks": out, "delete-files": deletes}
 
 
+def _planned_snapshots(table: Table, scan: TableScan) -> list[Snapshot]:
+    """The snapshots whose manifests planning reads: the one scanned, or each of an append range."""
+    if not scan.is_incremental:
+        snap = scan.snapshot()
+        return [snap] if snap is not None else []
+    out = []
+    for snap in table.metadata.ancestors_of(scan.end_snapshot_id or table.metadata.current_snapshot_id):
+        if snap.snapshot_id == scan.start_snapshot_id:
+            break
+        out.append(snap)
+    return out
+
+
 class ScanPlans:
     """The plans of one server (thread-safe)."""
 
@@ -122,8 +139,14 @@ class ScanPlans:
         self._lock = threading.Lock()
 
     # -- planning ------------------------------------------------------------------------------------
-    def plan(self, owner: str, identifier: Identifier, table: Table, body: Mapping[str, Any]) -> dict[str, JSON]:
+    def plan(
+        self, owner: str, identifier: Identifier, table: Table, body: Mapping[str, Any],
+        check_read: Callable[[str, str], None] = lambda location, what: None,
+    ) -> dict[str, JSON]:
         """Plan a scan of ``table`` as ``body`` (a PlanTableScanRequest) asks; the ``completed`` result.
+
+        ``check_read(location, what)`` is called on every manifest the plan reads before it is read: they
+        are named inside manifest lists, which a client wrote, so the server's location policy applies.
 
         Raises:
             ValidationError: a malformed request, both a snapshot and an append range, an unknown column.
@@ -152,6 +175,11 @@ class ScanPlans:
         stats_columns = frozenset(schema.find_field(name, case_sensitive).field_id for name in stats)
         if stats_columns:
             scan = scan.include_column_stats()
+        for snap in _planned_snapshots(table, scan):
+            if snap.manifest_list:
+                check_read(snap.manifest_list, f"manifest list of snapshot {snap.snapshot_id}")
+            for m in read_manifest_files(table.io, snap):
+                check_read(m.manifest_path, f"manifest of snapshot {snap.snapshot_id}")
         tasks = list(scan.plan_files())
         batcher = _Batcher(table.metadata, schema, stats_columns)
         size = self.batch_size

@@ -177,3 +177,18 @@ def test_rest_scan_planning_results_cancel_and_refusals(tmp_path: Path) -> None:
             assert_error(request(served, "POST", f"{base}/plan", token="admin", json=body), 400, "BadRequestException")
         assert_error(request(served, "POST", f"{prefix(served)}/namespaces/db/tables/nope/plan", token="admin", json={}),
                      404, "NoSuchTableException")
+
+
+def test_rest_scan_planning_reads_no_manifest_outside_the_allowed_locations(tmp_path: Path) -> None:
+    with served_catalog(tmp_path, SETTINGS) as served:
+        py = rest.RestCatalog("py", uri=served.uri, token="admin")
+        py.create_namespace("db")
+        py.create_table("db.events", schema=PySchema(PyField(1, "id", PyLong(), required=False)))
+        # a writer that bypasses the server (the shared catalog) puts the table's metadata elsewhere
+        table = served.backing.load_table("db.events")
+        with table.transaction() as txn:
+            txn.set_properties({"write.metadata.path": str(tmp_path / "elsewhere")})
+        served.backing.load_table("db.events").append(pa.table({"id": pa.array([1], pa.int64())}))
+        base = f"{prefix(served)}/namespaces/db/tables/events"
+        message = assert_error(request(served, "POST", f"{base}/plan", token="admin", json={}), 403, "ForbiddenException")
+        assert "manifest list" in message and "allowed locations" in message
