@@ -493,6 +493,11 @@ class Catalog(ABC):
                 out[ns] = location
         return out
 
+    def view_metadata_locations(self) -> dict[Identifier, str]:
+        """Every view of the catalog with the location of its current metadata file (none by default:
+        catalogs that store views say where)."""
+        return {}
+
     def table_metadata_locations(self) -> dict[Identifier, str]:
         """Every table of the catalog with the location of its current metadata file.
 

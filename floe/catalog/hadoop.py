@@ -164,9 +164,11 @@ class HadoopTableOperations(TableOperations):
     # -- committing ----------------------------------------------------------------------------------
     def commit(self, base: TableMetadata | None, base_location: str | None, new: TableMetadata) -> str:
         refuse_object_store(self.table_location, f"Table {self.name}")
-        if new.location.rstrip("/") != self.table_location:
+        # As Java's: a path-based table is never relocated. Its first metadata may say another location
+        # (register_table of metadata written elsewhere); later commits must keep it.
+        if base is not None and new.location.rstrip("/") != base.location.rstrip("/"):
             raise ValidationError(
-                f"Hadoop table {self.name} must stay at {self.table_location}; metadata says {new.location}"
+                f"Hadoop table {self.name} cannot be relocated from {base.location} to {new.location}"
             )
         base_version = 0 if base_location is None else parse_version(base_location)
         if base_location is not None and base_version < 0:
@@ -380,6 +382,11 @@ class HadoopCatalog(Catalog):
         ident = to_identifier(identifier)
         if not purge:
             self._remove_table_entry(ident)
+            # As Java's HadoopCatalog: the table's folder goes too (files the metadata keeps elsewhere stay),
+            # so its namespace can then be dropped
+            fs, path = self._folder_inside(self.default_table_location(ident), f"drop table {identifier_to_string(ident)}")
+            with contextlib.suppress(FileNotFoundError):
+                fs.delete_dir(path)
             return
         table = self.load_table(ident)
         require_gc_enabled(table.metadata, identifier_to_string(ident))
@@ -399,11 +406,8 @@ class HadoopCatalog(Catalog):
         self._check_namespace(ident[:-1])
         metadata = read_metadata(self._io, metadata_location)
         expected = self.default_table_location(ident)
-        if metadata.location.rstrip("/") != expected:
-            raise UnsupportedError(
-                f"Cannot register {metadata_location} as {identifier_to_string(ident)}: a Hadoop table must live at "
-                f"{expected}, the metadata says {metadata.location}"
-            )
+        # As Java's: the metadata is copied as version 1 of the table's folder; the table's files stay
+        # where the metadata says (another folder when it was written elsewhere).
         ops = HadoopTableOperations(ident, self._io, expected)
         if ops.current_version() is not None:
             raise TableAlreadyExistsError(f"Table already exists: {identifier_to_string(ident)}")

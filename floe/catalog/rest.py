@@ -40,13 +40,19 @@ from floe.errors import (
     CommitStateUnknownError,
     FloeError,
     NamespaceAlreadyExistsError,
+    NoSuchViewError,
     TableAlreadyExistsError,
     UnsupportedError,
     ValidationError,
 )
 from floe.io.fileio import FileIO
+from floe.serde.json_types import schema_to_json
+from floe.serde.view_json import view_metadata_from_dict, view_version_to_json
+from floe.serde.view_updates_json import view_update_to_json
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.updates import AssertCreate, TableRequirement, TableUpdate
+from floe.spec.view_metadata import ViewMetadata
+from floe.spec.view_updates import view_updates_between
 from floe.table.create import creation_updates, to_schema
 from floe.table.identifiers import (
     Identifier,
@@ -67,7 +73,10 @@ if TYPE_CHECKING:
     from floe.table.table import Table
     from floe.table.transaction import Transaction
 
-__all__ = ["RestCatalog", "RestTableOperations"]
+__all__ = ["SERVER_PLACED", "RestCatalog", "RestTableOperations"]
+
+# The location of a view's first metadata when the server is to choose it (never sent).
+SERVER_PLACED = "rest:server-placed"
 
 PREFIX = "prefix"
 PAGE_SIZE = "rest-page-size"
@@ -379,6 +388,95 @@ class RestCatalog(Catalog):
         for t in transactions:
             t.settle(committed=True)
         return [self.load_table(t.table.identifier) for t in transactions]
+
+
+    # -- views -------------------------------------------------------------------------------------
+    def _view_path(self, identifier: Identifier) -> str:
+        return f"{self._ns_path(identifier[:-1])}/views/{quote(identifier[-1], safe='')}"
+
+    def _need_views(self, endpoint: str, what: str) -> None:
+        if not self.supports(endpoint):
+            raise UnsupportedError(f"REST catalog {self.name}: the server does not offer views ({what})")
+
+    @staticmethod
+    def _view_result(body: Any) -> tuple[ViewMetadata, str]:
+        if not isinstance(body, Mapping) or not isinstance(body.get("metadata"), Mapping) or not body.get(
+            "metadata-location"
+        ):
+            raise ValidationError("REST answer has no view 'metadata' and 'metadata-location'")
+        return view_metadata_from_dict(body["metadata"]), str(body["metadata-location"])
+
+    def view_exists(self, identifier: IdentifierLike) -> bool:
+        ident = to_identifier(identifier)
+        if not self.supports("HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}"):
+            if not self.supports("GET /v1/{prefix}/namespaces/{namespace}/views/{view}"):
+                return False
+            try:
+                self.load_view(ident)
+                return True
+            except NoSuchViewError:
+                return False
+        return self._exists(self._view_path(ident), what=f"view {identifier_to_string(ident)} exists")
+
+    def list_views(self, namespace: IdentifierLike) -> list[Identifier]:
+        ns = to_namespace(namespace)
+        if not self.supports("GET /v1/{prefix}/namespaces/{namespace}/views"):
+            return []
+        found = self._paged(f"{self._ns_path(ns)}/views", "identifiers", {}, what=f"list views of {'.'.join(ns)}")
+        return sorted(identifier_from_json(i) for i in found)
+
+    def load_view(self, identifier: IdentifierLike) -> tuple[ViewMetadata, str]:
+        ident = to_identifier(identifier)
+        self._need_views("GET /v1/{prefix}/namespaces/{namespace}/views/{view}", "load view")
+        return self._view_result(self._call("GET", self._view_path(ident), what=f"load view {identifier_to_string(ident)}"))
+
+    def create_view(self, identifier: IdentifierLike, metadata: ViewMetadata) -> str:
+        """Create a view from its first metadata (the server writes it; an empty ``metadata.location`` is
+        not sent, so the server places the view)."""
+        ident = to_identifier(identifier)
+        self._need_views("POST /v1/{prefix}/namespaces/{namespace}/views", "create view")
+        version = metadata.current_version()
+        body: dict[str, Any] = {
+            "name": ident[-1],
+            "schema": schema_to_json(metadata.schema()),
+            "view-version": view_version_to_json(version),
+            "properties": dict(metadata.properties),
+        }
+        if metadata.location != SERVER_PLACED:
+            body["location"] = metadata.location
+        answer = self._call(
+            "POST", f"{self._ns_path(ident[:-1])}/views", json=body, what=f"create view {identifier_to_string(ident)}",
+        )
+        return self._view_result(answer)[1]
+
+    def replace_view(self, identifier: IdentifierLike, base_location: str, metadata: ViewMetadata) -> str:
+        """Send the changes from the view at ``base_location`` to ``metadata`` (409 if it changed since)."""
+        ident = to_identifier(identifier)
+        self._need_views("POST /v1/{prefix}/namespaces/{namespace}/views/{view}", "replace view")
+        base, current = self.load_view(ident)
+        if current != base_location:
+            raise CommitFailedError(f"View {identifier_to_string(ident)} changed concurrently; retry")
+        body = {
+            "identifier": identifier_to_json(ident),
+            "requirements": [{"type": "assert-view-uuid", "uuid": str(base.view_uuid)}],
+            "updates": [view_update_to_json(u) for u in view_updates_between(base, metadata)],
+        }
+        answer = self._call("POST", self._view_path(ident), json=body, what=f"replace view {identifier_to_string(ident)}")
+        return self._view_result(answer)[1]
+
+    def drop_view(self, identifier: IdentifierLike) -> None:
+        ident = to_identifier(identifier)
+        self._need_views("DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}", "drop view")
+        self._call("DELETE", self._view_path(ident), what=f"drop view {identifier_to_string(ident)}")
+
+    def rename_view(self, from_identifier: IdentifierLike, to_identifier_: IdentifierLike) -> None:
+        src, dst = to_identifier(from_identifier), to_identifier(to_identifier_)
+        self._need_views("POST /v1/{prefix}/views/rename", "rename view")
+        self._call(
+            "POST", f"{self._base}/views/rename",
+            json={"source": identifier_to_json(src), "destination": identifier_to_json(dst)},
+            what=f"rename view {identifier_to_string(src)} to {identifier_to_string(dst)}",
+        )
 
 
 def _send_commit(catalog: RestCatalog, path: str, body: dict[str, Any], *, what: str) -> Any:

@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_ENDPOINTS",
     "NAMESPACE_SEPARATOR",
     "SERVER_ENDPOINTS",
+    "VIEW_ENDPOINTS",
     "CommitTableRequest",
     "CreateTableRequest",
     "ForbiddenError",
@@ -89,11 +90,22 @@ DEFAULT_ENDPOINTS = frozenset({
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
 })
+# Iceberg views (a client uses them only when the server lists them).
+VIEW_ENDPOINTS = (
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+)
 # What ``floe serve`` implements (and advertises): the defaults plus the HEAD existence checks.
 SERVER_ENDPOINTS = (
     *sorted(DEFAULT_ENDPOINTS),
     "HEAD /v1/{prefix}/namespaces/{namespace}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    *VIEW_ENDPOINTS,
 )
 
 

@@ -312,6 +312,12 @@ class SqlCatalog(Catalog):
                 f"Namespace {namespace_to_string(ns)} is not empty: {len(tables)} table(s), e.g. "
                 f"{identifier_to_string(tables[0])}"
             )
+        views = self.list_views(ns)
+        if views:  # as Java's JDBC catalog: a namespace holding views is not empty either
+            raise NamespaceNotEmptyError(
+                f"Namespace {namespace_to_string(ns)} is not empty: {len(views)} view(s), e.g. "
+                f"{identifier_to_string(views[0])}"
+            )
         p = self._props
         with self.engine.begin() as conn:
             conn.execute(
@@ -547,6 +553,47 @@ class SqlCatalog(Catalog):
             res = conn.execute(sa.delete(t).where(self._table_row(ident), t.c.iceberg_type == VIEW_TYPE))
         if res.rowcount != 1:
             raise NoSuchViewError(f"View not found: {self.name}.{identifier_to_string(ident)}")
+
+    def rename_view(self, from_identifier: IdentifierLike, to_identifier_: IdentifierLike) -> None:
+        """Rename a view (its files stay where they are).
+
+        Raises:
+            NoSuchViewError: the source is not a view.
+            TableAlreadyExistsError: a table or view has the new name.
+            NoSuchNamespaceError: the target namespace does not exist.
+        """
+        src, dst = to_identifier(from_identifier), to_identifier(to_identifier_)
+        check_identifier_segments(dst, catalog=self.name)
+        _check_widths(identifier=dst)
+        if not self.view_exists(src):
+            raise NoSuchViewError(f"View not found: {self.name}.{identifier_to_string(src)}")
+        self._check_namespace(dst[:-1])
+        if self._current_location(dst) is not None or self.view_exists(dst):
+            raise TableAlreadyExistsError(f"Table or view already exists: {identifier_to_string(dst)}")
+        t = self._tables
+        try:
+            with self.engine.begin() as conn:
+                res = conn.execute(
+                    sa.update(t)
+                    .where(self._table_row(src), t.c.iceberg_type == VIEW_TYPE)
+                    .values(table_namespace=namespace_to_string(dst[:-1]), table_name=dst[-1])
+                )
+        except IntegrityError as e:
+            raise TableAlreadyExistsError(f"Table or view already exists: {identifier_to_string(dst)}") from e
+        if res.rowcount == 0:
+            raise NoSuchViewError(f"View not found: {self.name}.{identifier_to_string(src)}")
+
+    def view_metadata_locations(self) -> dict[Identifier, str]:
+        if not self._has_type:
+            return {}
+        t = self._tables
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(t.c.table_namespace, t.c.table_name, t.c.metadata_location).where(
+                    t.c.catalog_name == self.name, t.c.iceberg_type == VIEW_TYPE, t.c.metadata_location.is_not(None)
+                )
+            ).all()
+        return {(*ns.split(layout.NS_SEP), name): location for ns, name, location in rows}
 
     def _swap(self, identifier: Identifier, expected: str, new: str) -> bool:
         """Compare-and-set the metadata location; False when ``expected`` is no longer current."""

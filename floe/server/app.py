@@ -38,7 +38,6 @@ from floe.catalog.base import Catalog
 from floe.catalog.rest_protocol import (
     NotAuthorizedError,
     RestError,
-    decode_namespace,
     decode_segment,
     error_json,
     error_status,
@@ -46,8 +45,9 @@ from floe.catalog.rest_protocol import (
 from floe.errors import FloeError, ValidationError
 from floe.server.handlers import Handlers, Reply, require_grant
 from floe.server.location_policy import LocationPolicy
-from floe.server.names import request_name, request_namespace
+from floe.server.names import request_name, request_namespace, split_namespace
 from floe.server.request_types import check_request, parse_json
+from floe.server.scan_planning import ScanPlans
 from floe.server.security import RateLimiter, TokenStore
 from floe.server.settings import Principal, ServerSettings
 from floe.table.identifiers import Namespace
@@ -106,7 +106,10 @@ class CatalogApp:
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, anonymous: bool) -> None:
         policy = LocationPolicy(catalog, settings.allowed_locations)
-        self.handlers = Handlers(catalog, prefix=catalog.name, policy=policy)
+        self.handlers = Handlers(
+            catalog, prefix=catalog.name, policy=policy, separator=settings.namespace_separator,
+            plans=ScanPlans(batch_size=settings.scan_planning_batch_size),
+        )
         self.settings = settings
         self.tokens = TokenStore(settings)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
@@ -130,12 +133,14 @@ class CatalogApp:
             }
         elif rest == ["tables", "rename"]:
             table = {"POST": Route(lambda r: h.rename_table(r.principal, r.body), "write", body="RenameTableRequest")}
+        elif rest == ["views", "rename"]:
+            table = {"POST": Route(lambda r: h.rename_view(r.principal, r.body), "write", body="RenameTableRequest")}
         elif rest == ["transactions", "commit"]:
             table = {"POST": Route(
                 lambda r: h.commit_transaction(r.principal, r.body), "write", body="CommitTransactionRequest"
             )}
         elif rest[0] == "namespaces" and len(rest) >= 2:
-            ns = tuple(_nfc(level) for level in decode_namespace(rest[1]))
+            ns = tuple(_nfc(level) for level in split_namespace(rest[1], self.settings.namespace_separator))
             tail = rest[2:]
             if not tail:
                 table = {
@@ -172,8 +177,39 @@ class CatalogApp:
                 ident = (*ns, name)
                 table = {"POST": Route(lambda r: h.report_metrics(r.principal, ident, r.body), "read", ns, name,
                                        body="ReportMetricsRequest")}
-            elif tail[0] == "views" or (tail[0] == "tables" and len(tail) >= 3):
-                return "406"  # views, scan planning, credentials: in the spec, not served by Floe
+            elif tail == ["views"]:
+                table = {
+                    "GET": Route(lambda r: h.list_views(r.principal, ns, r.params), "read", ns),
+                    "POST": Route(lambda r: h.create_view(r.principal, ns, r.body), "write", ns, body="CreateViewRequest"),
+                }
+            elif tail[0] == "views" and len(tail) == 2:
+                name = _nfc(tail[1])
+                ident = (*ns, name)
+                table = {
+                    "GET": Route(lambda r: h.load_view(r.principal, ident), "read", ns, name),
+                    "HEAD": Route(lambda r: h.view_exists(r.principal, ident), "read", ns, name),
+                    "POST": Route(lambda r: h.replace_view(r.principal, ident, r.body), "write", ns, name,
+                                  body="CommitViewRequest"),
+                    "DELETE": Route(lambda r: h.drop_view(r.principal, ident), "write", ns, name),
+                }
+            elif tail[0] == "tables" and len(tail) == 3 and tail[2] in ("plan", "tasks"):
+                name = _nfc(tail[1])
+                ident = (*ns, name)
+                if tail[2] == "plan":
+                    table = {"POST": Route(lambda r: h.plan_scan(r.principal, ident, r.body), "read", ns, name,
+                                           body="PlanTableScanRequest")}
+                else:
+                    table = {"POST": Route(lambda r: h.scan_tasks(r.principal, ident, r.body), "read", ns, name,
+                                           body="FetchScanTasksRequest")}
+            elif tail[0] == "tables" and len(tail) == 4 and tail[2] == "plan":
+                name, plan_id = _nfc(tail[1]), tail[3]
+                ident = (*ns, name)
+                table = {
+                    "GET": Route(lambda r: h.planning_result(r.principal, ident, plan_id), "read", ns, name),
+                    "DELETE": Route(lambda r: h.cancel_planning(r.principal, ident, plan_id), "read", ns, name),
+                }
+            elif tail == ["register-view"] or (tail[0] == "tables" and len(tail) >= 3):
+                return "406"  # registering views, credentials, signing: in the spec, not served by Floe
         if not table:
             return None
         return table.get(method, "405")

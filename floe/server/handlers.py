@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from floe.catalog.base import LOCATION, WAREHOUSE, Catalog
@@ -25,6 +25,7 @@ from floe.catalog.path_segments import check_identifier_segments
 from floe.catalog.resolved_locations import inside_folder
 from floe.catalog.rest_protocol import (
     SERVER_ENDPOINTS,
+    VIEW_ENDPOINTS,
     CommitTableRequest,
     CreateTableRequest,
     ForbiddenError,
@@ -35,14 +36,21 @@ from floe.catalog.rest_protocol import (
     namespace_from_json,
     string_map,
 )
-from floe.errors import CommitFailedError, UnsupportedError, ValidationError
+from floe.catalog.views import ViewCatalog
+from floe.errors import CommitFailedError, NoSuchNamespaceError, UnsupportedError, ValidationError
+from floe.serde.json_types import schema_from_json
 from floe.serde.metadata_json import table_metadata_to_dict
+from floe.serde.view_json import view_metadata_to_dict, view_version_from_json
+from floe.serde.view_updates_json import view_requirement_from_json, view_update_from_json
 from floe.server.location_policy import LocationPolicy, Touched, table_folders
-from floe.server.names import request_identifier, request_name, request_namespace
+from floe.server.names import request_identifier, request_name, request_namespace, split_namespace
+from floe.server.scan_planning import PLANNING_ENDPOINTS, ScanPlans
 from floe.server.settings import LEVELS, Principal
 from floe.spec.metadata_builder import apply_updates
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.updates import AssertCreate, validate_requirements
+from floe.spec.view_metadata import ViewMetadata
+from floe.spec.view_updates import apply_view_updates, new_view_from_request
 from floe.table.identifiers import Identifier, Namespace, identifier_to_string, namespace_to_string
 from floe.table.purge import purge_table_files, require_gc_enabled
 from floe.table.transaction import apply_commit
@@ -99,6 +107,8 @@ class Handlers:
     catalog: Catalog
     prefix: str
     policy: LocationPolicy
+    separator: str = "\x1f"
+    plans: ScanPlans = field(default_factory=ScanPlans)
 
     def guard(
         self,
@@ -142,12 +152,17 @@ class Handlers:
                 f"This server serves catalog {self.catalog.name!r}; warehouse {wanted!r} is not served here"
             )
         endpoints = [e for e in SERVER_ENDPOINTS if e != TRANSACTIONS or self.catalog.supports_multi_table_commits]
-        return 200, {"defaults": {}, "overrides": {"prefix": self.prefix}, "endpoints": endpoints}
+        if not isinstance(self.catalog, ViewCatalog):  # a catalog that stores no views offers none
+            endpoints = [e for e in endpoints if e not in VIEW_ENDPOINTS]
+        endpoints += PLANNING_ENDPOINTS
+        separator = "".join(f"%{b:02X}" for b in self.separator.encode("utf-8"))  # URL-encoded, as the spec asks
+        overrides = {"prefix": self.prefix, "namespace-separator": separator}
+        return 200, {"defaults": {}, "overrides": overrides, "endpoints": endpoints}
 
     # -- namespaces ------------------------------------------------------------------------------
     def list_namespaces(self, principal: Principal, params: Mapping[str, str]) -> Reply:
         raw = params.get("parent") or ""
-        parent = request_namespace(raw.split("\x1f")) if raw else ()
+        parent = request_namespace(split_namespace(raw, self.separator)) if raw else ()
         if parent:
             require_grant(principal, parent, "read")
         visible = [ns for ns in self.catalog.list_namespaces(parent) if principal.sees(ns)]
@@ -358,3 +373,117 @@ class Handlers:
         require_grant(principal, ident[:-1], "read")
         _object(body, "ReportMetricsRequest")  # accepted and dropped: floe serve keeps no metrics
         return 204, None
+
+    # -- views -----------------------------------------------------------------------------------
+    def _views(self) -> ViewCatalog:
+        if not isinstance(self.catalog, ViewCatalog):
+            raise UnsupportedError(f"Catalog {self.catalog.name} stores no views")
+        return self.catalog
+
+    def _view_reply(self, metadata: ViewMetadata, location: str) -> Reply:
+        return 200, {"metadata-location": location, "metadata": view_metadata_to_dict(metadata), "config": {}}
+
+    def _guard_view(self, principal: Principal, ident: Identifier, metadata: ViewMetadata) -> None:
+        """The location policy for a view's metadata, and the grants on the namespaces it touches."""
+        self._authorize(principal, self.policy.check_view(ident, metadata))
+
+    def list_views(self, principal: Principal, ns: Namespace, params: Mapping[str, str]) -> Reply:
+        require_grant(principal, ns, "read")
+        views = self.catalog.list_views(ns) if isinstance(self.catalog, ViewCatalog) else []
+        if not views and not self.catalog.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {namespace_to_string(ns)}")
+        page, token = _page([identifier_to_json(tuple(i)) for i in views], params)
+        return 200, {"identifiers": page, "next-page-token": token}
+
+    def create_view(self, principal: Principal, ns: Namespace, body: JSONBody) -> Reply:
+        require_grant(principal, ns, "write")
+        node = _object(body, "CreateViewRequest")
+        ident = (*ns, request_name(str(node.get("name")), kind="view"))
+        check_identifier_segments(ident, catalog=self.catalog.name)
+        views = self._views()
+        location = node.get("location") or self.catalog.default_table_location(ident)
+        metadata = new_view_from_request(
+            location=str(location), schema=schema_from_json(node.get("schema")),
+            version=view_version_from_json(_object(node.get("view-version"), "view-version")),
+            properties=string_map(node.get("properties"), "properties"),
+        )
+        with self._placing(True):
+            self._guard_view(principal, ident, metadata)
+            written = views.create_view(ident, metadata)
+        self.policy.remember_view(written, metadata)
+        return self._view_reply(metadata, written)
+
+    def load_view(self, principal: Principal, ident: Identifier) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        metadata, location = self._views().load_view(ident)
+        return self._view_reply(metadata, location)
+
+    def view_exists(self, principal: Principal, ident: Identifier) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        exists = isinstance(self.catalog, ViewCatalog) and self.catalog.view_exists(ident)
+        return (204, None) if exists else (404, None)
+
+    def replace_view(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
+        require_grant(principal, ident[:-1], "write")
+        node = _object(body, "CommitViewRequest")
+        if node.get("identifier") is not None and request_identifier(identifier_from_json(node["identifier"])) != ident:
+            raise ValidationError(
+                f"Commit body names {identifier_to_string(identifier_from_json(node['identifier']))} but the route "
+                f"{identifier_to_string(ident)}"
+            )
+        requirements = [view_requirement_from_json(r) for r in node.get("requirements") or []]
+        updates = [view_update_from_json(u) for u in node.get("updates") or []]
+        views = self._views()
+        base, base_location = views.load_view(ident)
+        new = apply_view_updates(base, requirements, updates)
+        with self._placing(new.location != base.location):
+            self._guard_view(principal, ident, new)
+            written = views.replace_view(ident, base_location, new)
+        self.policy.remember_view(written, new)
+        return self._view_reply(new, written)
+
+    def drop_view(self, principal: Principal, ident: Identifier) -> Reply:
+        require_grant(principal, ident[:-1], "write")
+        self._views().drop_view(ident)
+        return 204, None
+
+    def rename_view(self, principal: Principal, body: JSONBody) -> Reply:
+        node = _object(body, "RenameTableRequest")
+        src = request_identifier(identifier_from_json(node.get("source")))
+        dst = request_identifier(identifier_from_json(node.get("destination")))
+        require_grant(principal, src[:-1], "write")
+        require_grant(principal, dst[:-1], "write")
+        views = self._views()
+        if not hasattr(views, "rename_view"):
+            raise UnsupportedError(f"Catalog {self.catalog.name} cannot rename views")
+        views.rename_view(src, dst)
+        return 204, None
+
+    # -- server-side scan planning ---------------------------------------------------------------
+    def plan_scan(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        node = _object(body if body is not None else {}, "PlanTableScanRequest")
+        subject = identifier_to_string(ident)
+
+        def check_read(location: str, what: str) -> None:
+            self.policy.check_location(location, what=what, subject=subject)
+
+        return 200, self.plans.plan(principal.name, ident, self.catalog.load_table(ident), node, check_read)
+
+    def planning_result(self, principal: Principal, ident: Identifier, plan_id: str) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        self.catalog.load_table(ident)  # 404 for a table that is gone
+        return 200, self.plans.result(principal.name, ident, plan_id)
+
+    def cancel_planning(self, principal: Principal, ident: Identifier, plan_id: str) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        self.plans.cancel(principal.name, ident, plan_id)
+        return 204, None
+
+    def scan_tasks(self, principal: Principal, ident: Identifier, body: JSONBody) -> Reply:
+        require_grant(principal, ident[:-1], "read")
+        token = _object(body, "FetchScanTasksRequest").get("plan-task")
+        if not isinstance(token, str):
+            raise ValidationError("Invalid FetchScanTasksRequest: plan-task must be a string")
+        self.catalog.load_table(ident)
+        return 200, self.plans.tasks(principal.name, ident, token)

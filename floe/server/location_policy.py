@@ -14,7 +14,8 @@ rewritten since the server last accepted it. The rules, each refusal naming its 
    statistics files, and a registered metadata file. Malformed paths (relative, ``..`` on object stores)
    are refused with 400.
 2. **No overlapping tables** (403): a table's folders (its location and location properties) neither
-   contain nor lie inside another table's folders.
+   contain nor lie inside another table's folders, nor a view's location (where the server writes the
+   view's metadata files; :meth:`LocationPolicy.check_view` places views by rules 1, 2 and 4).
 3. **Metadata inside the table** (403): a registered metadata file lies inside the table's location or
    its ``write.metadata.path``.
 4. **Namespace folders** (authorization by what is touched): a table folder inside another namespace's
@@ -36,9 +37,11 @@ from floe.catalog.base import WAREHOUSE, Catalog
 from floe.catalog.metadata_files import read_metadata
 from floe.catalog.resolved_locations import ResolvedLocation, resolve_location
 from floe.catalog.rest_protocol import ForbiddenError
+from floe.catalog.views import read_view_metadata
 from floe.errors import FloeError, ValidationError
 from floe.spec.properties import LOCATION_PROPERTIES, WRITE_METADATA_LOCATION
 from floe.spec.table_metadata import TableMetadata
+from floe.spec.view_metadata import ViewMetadata
 from floe.table.identifiers import Identifier, Namespace, identifier_to_string, namespace_to_string
 
 __all__ = ["LocationPolicy", "Touched"]
@@ -174,17 +177,34 @@ class LocationPolicy:
             self.check_location(loc, what=what, subject=subject)
         if metadata_file is not None:
             self._check_metadata_inside(metadata, metadata_file, folders, subject)
-        for other, other_folders in self._other_tables(identifier):
+        self._check_no_overlap(identifier, folders, subject)
+        return self._namespaces_touched(folders, contained=True)
+
+    def check_view(self, identifier: Identifier, metadata: ViewMetadata) -> list[Touched]:
+        """Rules 1, 2 and 4 for a view's metadata: its location is where the server writes the view's
+        metadata files, so it is placed as a table's folder is (allowed, overlapping no table or view).
+
+        Raises:
+            ValidationError: a malformed location.
+            ForbiddenError: a rule is broken (one line naming it).
+        """
+        subject = f"view {identifier_to_string(identifier)}"
+        folders = [("view location", metadata.location,
+                    self.check_location(metadata.location, what="view location", subject=subject))]
+        self._check_no_overlap(identifier, folders, subject)
+        return self._namespaces_touched(folders, contained=True)
+
+    def _check_no_overlap(self, identifier: Identifier, folders: list[_Folder], subject: str) -> None:
+        for kind, other, other_folders in self._others(identifier):
             for what, loc, resolved in folders:
                 for other_what, other_loc, other_resolved in other_folders:
                     if resolved.overlaps(other_resolved):
                         raise _forbidden(
                             "no overlapping tables",
-                            f"{what} {loc} of {subject} overlaps {other_what} {other_loc} of table "
-                            f"{identifier_to_string(other)}; a table's folders may neither contain nor lie inside "
-                            "another table's",
+                            f"{what} {loc} of {subject} overlaps {other_what} {other_loc} of {kind} "
+                            f"{identifier_to_string(other)}; a table's or view's folders may neither contain nor "
+                            "lie inside another's",
                         )
-        return self._namespaces_touched(folders, contained=True)
 
     def remember(self, metadata_location: str, metadata: TableMetadata) -> None:
         """Record the folders of a metadata file the server just wrote (so checks need not read it back)."""
@@ -214,29 +234,48 @@ class LocationPolicy:
                 continue  # a folder no check would accept cannot be overlapped by one it accepts
         return tuple(out)
 
-    def _other_tables(self, identifier: Identifier) -> list[tuple[Identifier, tuple[_Folder, ...]]]:
-        locations = self.catalog.table_metadata_locations()
+    def _others(self, identifier: Identifier) -> list[tuple[str, Identifier, tuple[_Folder, ...]]]:
+        """``(kind, identifier, folders)`` of every other table and view of the catalog."""
+        tables = self.catalog.table_metadata_locations()
+        views = self.catalog.view_metadata_locations()
         out = []
-        for ident, metadata_location in locations.items():
+        entries = [("table", i, loc) for i, loc in tables.items()] + [("view", i, loc) for i, loc in views.items()]
+        for kind, ident, metadata_location in entries:
             if ident == tuple(identifier):
                 continue
             with self._cache_lock:
                 folders = self._folders_by_file.get(metadata_location)
             if folders is None:
                 try:
-                    metadata = read_metadata(self.catalog.io(metadata_location), metadata_location)
+                    if kind == "table":
+                        folders = self._resolved_folders(read_metadata(self.catalog.io(metadata_location), metadata_location))
+                    else:
+                        view = read_view_metadata(self.catalog.io(metadata_location), metadata_location)
+                        folders = self._view_folders(view)
                 except (FloeError, OSError) as e:
-                    log.warning("floe serve: cannot read %s of table %s: %s", metadata_location, ident, e)
+                    log.warning("floe serve: cannot read %s of %s %s: %s", metadata_location, kind, ident, e)
                     continue
-                folders = self._resolved_folders(metadata)
                 with self._cache_lock:
                     self._folders_by_file[metadata_location] = folders
-            out.append((ident, folders))
-        current = set(locations.values())
-        with self._cache_lock:  # forget metadata files no table points at any more
+            out.append((kind, ident, folders))
+        current = set(tables.values()) | set(views.values())
+        with self._cache_lock:  # forget metadata files nothing points at any more
             for stale in [k for k in self._folders_by_file if k not in current]:
                 del self._folders_by_file[stale]
         return out
+
+    @staticmethod
+    def _view_folders(metadata: ViewMetadata) -> tuple[_Folder, ...]:
+        try:
+            return (("view location", metadata.location, resolve_location(metadata.location)),)
+        except ValidationError:
+            return ()
+
+    def remember_view(self, metadata_location: str, metadata: ViewMetadata) -> None:
+        """Record the folder of a view metadata file the server just wrote."""
+        folders = self._view_folders(metadata)
+        with self._cache_lock:
+            self._folders_by_file[metadata_location] = folders
 
     def _namespace_folders(self) -> list[tuple[Namespace, str, ResolvedLocation]]:
         out = []

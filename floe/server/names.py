@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from floe.errors import ValidationError
 from floe.table.identifiers import Identifier, Namespace
 
-__all__ = ["MAX_NAME_CHARS", "request_identifier", "request_name", "request_namespace"]
+__all__ = ["MAX_NAME_CHARS", "request_identifier", "request_name", "request_namespace", "split_namespace"]
 
 MAX_NAME_CHARS = 255
 _BIDI_FORMATTING = frozenset(
@@ -64,3 +64,11 @@ def request_namespace(levels: Sequence[str]) -> Namespace:
 def request_identifier(identifier: Sequence[str]) -> Identifier:
     """A table identifier of a request with every part checked and in NFC."""
     return (*request_namespace(identifier[:-1]), request_name(identifier[-1], kind="table"))
+
+
+def split_namespace(text: str, separator: str) -> tuple[str, ...]:
+    """The levels of a decoded namespace path segment or ``parent`` parameter: split on 0x1F when it holds
+    one (what older clients and Floe's send), else on the server's advertised separator (as the spec asks)."""
+    if not text:
+        return ()
+    return tuple(text.split("\x1f" if "\x1f" in text else separator))

@@ -249,6 +249,21 @@ _commit_table = _object(
     },
 )
 
+_view_version = _object(
+    {
+        "version-id": _int, "timestamp-ms": _long, "schema-id": _int, "summary": _string_map,
+        "representations": _list(_object({"type": _string})), "default-namespace": _list(_string),
+    },
+    {"default-catalog": _nullable(_string)},
+)
+_VIEW_UPDATES: dict[str, Check] = {
+    **{k: _UPDATES[k] for k in (
+        "assign-uuid", "upgrade-format-version", "add-schema", "set-location", "set-properties", "remove-properties",
+    )},
+    "add-view-version": _object({"view-version": _view_version}),
+    "set-current-view-version": _object({"view-version-id": _int}),
+}
+
 REQUEST_TYPES: dict[str, Check] = {
     "CreateNamespaceRequest": _object({"namespace": _list(_string)}, {"properties": _nullable(_string_map)}),
     "UpdateNamespacePropertiesRequest": _object(
@@ -266,6 +281,23 @@ REQUEST_TYPES: dict[str, Check] = {
     "CommitTableRequest": _commit_table,
     "CommitTransactionRequest": _object({"table-changes": _list(_commit_table)}),
     "ReportMetricsRequest": _object({}),
+    "PlanTableScanRequest": _object({}, {
+        "snapshot-id": _nullable(_long), "start-snapshot-id": _nullable(_long), "end-snapshot-id": _nullable(_long),
+        "select": _nullable(_list(_string)), "stats-fields": _nullable(_list(_string)), "case-sensitive": _boolean,
+        "use-snapshot-schema": _boolean, "min-rows-requested": _nullable(_long),
+    }),
+    "FetchScanTasksRequest": _object({"plan-task": _string}),
+    "CreateViewRequest": _object(
+        {"name": _string, "schema": _schema, "view-version": _view_version},
+        {"location": _nullable(_string), "properties": _nullable(_string_map)},
+    ),
+    "CommitViewRequest": _object(
+        {"updates": _list(_tagged("action", _VIEW_UPDATES, "view update"))},
+        {
+            "identifier": _identifier,
+            "requirements": _list(_tagged("type", {"assert-view-uuid": _object({"uuid": _string})}, "requirement")),
+        },
+    ),
 }
 
 

@@ -13,6 +13,10 @@ header-timeout-s = 10            # a request's headers must arrive within this, 
 body-timeout-s = 30              # ... and its body within this (408)
 keep-alive-timeout-s = 5         # idle connections close after this
 max-connections = 1000           # beyond it, the connection waiting longest for its headers is closed
+namespace-separator = "\u001f"   # joins namespace levels in URLs, advertised in /v1/config ("." as
+                                 # Iceberg's REST test server); 0x1F is always accepted as well
+scan-planning-batch-size = 1000  # server-side scan planning: file scan tasks per answer; the rest are
+                                 # fetched batch by batch with plan-task tokens
 
 [server.clients.etl]             # an OAuth2 client (client credentials grant)
 secret = "change-me"
@@ -24,7 +28,7 @@ grants = { "reports" = "read" }
 ```
 
 A grant names a namespace (``a.b``; it covers its children) or ``*`` (everything) and a level: ``read``
-(list, load, exists, metrics), ``write`` (create, register, commit, drop, rename tables), ``admin``
+(list, load, exists, metrics), ``write`` (create, register, commit, drop, rename tables and views), ``admin``
 (create, drop namespaces and change their properties). ``--token`` tokens get ``admin`` on ``*``.
 """
 
@@ -93,6 +97,9 @@ class ServerSettings:
     body_timeout_s: float = 30.0
     keep_alive_timeout_s: float = 5.0
     max_connections: int = 1000
+    # how clients join namespace levels in URLs (advertised in /v1/config); 0x1F is always accepted too
+    namespace_separator: str = "\x1f"
+    scan_planning_batch_size: int = 1000  # file scan tasks per answer of server-side planning
 
     def with_admin_tokens(self, tokens: list[str]) -> ServerSettings:
         """These settings plus static tokens with ``admin`` on everything (``floe serve --token``)."""
@@ -109,7 +116,7 @@ class ServerSettings:
         known = {
             "token-ttl-s", "max-body-bytes", "max-json-depth", "rate-limit-per-s", "rate-limit-burst", "clients",
             "tokens", "allowed-locations", "header-timeout-s", "body-timeout-s", "keep-alive-timeout-s",
-            "max-connections",
+            "max-connections", "namespace-separator", "scan-planning-batch-size",
         }
         unknown = sorted(set(table) - known)
         if unknown:
@@ -136,7 +143,14 @@ class ServerSettings:
         locations = table.get("allowed-locations", [])
         if not isinstance(locations, list) or not all(isinstance(x, str) and x for x in locations):
             raise ValidationError(f"{source}: allowed-locations must be a list of folders (or [\"*\"])")
+        separator = table.get("namespace-separator", "\x1f")
+        if not isinstance(separator, str) or len(separator) != 1 or separator in "/%" or separator.isalnum():
+            raise ValidationError(
+                f"{source}: namespace-separator must be one character other than '/', '%', a letter or a digit, "
+                f"got {separator!r}"
+            )
         return ServerSettings(
+            namespace_separator=separator,
             allowed_locations=None if "*" in locations else tuple(locations),
             tokens=tokens,
             clients=clients,
@@ -149,6 +163,7 @@ class ServerSettings:
             body_timeout_s=number("body-timeout-s", 30.0),
             keep_alive_timeout_s=number("keep-alive-timeout-s", 5.0),
             max_connections=number("max-connections", 1000, integer=True),
+            scan_planning_batch_size=number("scan-planning-batch-size", 1000, integer=True),
         )
 
     @staticmethod

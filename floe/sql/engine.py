@@ -97,6 +97,8 @@ class SqlSession:
         self._catalogs: dict[str, NamespaceCatalog] = {}
         self._pending_catalog_keys: dict[str, dict[str, str]] = {}
         self.handlers: dict[type[c.Statement], Handler] = {}
+        # statements on Spark's own tables, run by Spark when handlers are registered (None: not Floe's)
+        self.spark_statements: Callable[[c.Statement], ResultSet | None] | None = None
 
     def register(self, statement_type: type[c.Statement], handler: Handler) -> None:
         """Run ``handler(session, stmt)`` for statements of ``statement_type`` (overrides a built-in)."""
@@ -136,6 +138,10 @@ class SqlSession:
             UnsupportedError: no handler for this kind of statement.
             FloeError: whatever the statement's handler raises (no such table, ...).
         """
+        if self.spark_statements is not None:
+            result = self.spark_statements(stmt)
+            if result is not None:
+                return result
         handler = self.handlers.get(type(stmt)) or _BUILTIN.get(type(stmt))
         if handler is None:
             raise UnsupportedError(f"Not supported yet: {short_sql(stmt.sql) or type(stmt).__name__}")

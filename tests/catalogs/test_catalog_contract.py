@@ -184,8 +184,11 @@ def test_register_table_existing_metadata_loads_same_state(props: dict[str, str]
     table = cat.create_table("db.t", schema)
     table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}])])
     location = table.metadata_location
-    if props["type"] == "hadoop":
-        with pytest.raises(UnsupportedError):
+    if props["type"] == "hadoop":  # as Java's: the metadata becomes version 1 of the table's own folder
+        other = cat.register_table("db.other", location)
+        assert other.metadata_location != location and "/db/other/metadata/" in str(other.metadata_location)
+        assert other.location() == table.location() and row_count(cat.load_table("db.other")) == 1
+        with pytest.raises(TableAlreadyExistsError):
             cat.register_table("db.other", location)
         return
     cat.drop_table("db.t")

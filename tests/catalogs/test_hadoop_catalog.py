@@ -73,3 +73,44 @@ def test_namespaces_are_folders_and_tables_are_not_namespaces(tmp_path: Path, sc
     assert cat.list_namespaces() == [("db",)]
     assert cat.list_namespaces("db") == []
     assert not cat.namespace_exists("db.t")
+
+
+def test_drop_table_removes_its_folder_so_the_namespace_drops(tmp_path: Path, schema: Schema) -> None:
+    """As Java's HadoopCatalog: DROP TABLE (no purge) deletes the table's folder, data included, so a
+    namespace whose tables were all dropped can be dropped; files the metadata keeps elsewhere stay."""
+    from _helpers import write_data_file
+
+    cat = floe.load_catalog("h", type="hadoop", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema)
+    table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}])])
+    cat.drop_table("db.t")
+    assert not (tmp_path / "wh" / "db" / "t").exists()
+    cat.drop_namespace("db")
+    assert not cat.namespace_exists("db")
+
+
+def test_register_into_hadoop_from_elsewhere_reads_as_java_registers_it(tmp_path: Path, schema: Schema, jsql) -> None:
+    """Metadata of a table outside the Hadoop warehouse registers as Java's HadoopCatalog registers it (copied
+    as version 1 of the table's folder); Iceberg Java reads the registered table, and Floe reads the one Java
+    registers from the same metadata."""
+    from _helpers import write_data_file
+
+    source = floe.load_catalog("src", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "elsewhere"))
+    source.create_namespace("db")
+    table = source.create_table("db.t", schema)
+    table.append([write_data_file(table, [{"id": 1, "data": "a", "p": 1}, {"id": 2, "data": "b", "p": 2}])])
+    hadoop = floe.load_catalog("h", type="hadoop", warehouse=str(tmp_path / "wh"))
+    hadoop.create_namespace("db")
+    hadoop.register_table("db.floe_r", str(table.metadata_location))
+    results = jsql.run([
+        "SELECT id, data FROM h.db.floe_r ORDER BY id",
+        f"CALL h.system.register_table(table => 'db.java_r', metadata_file => '{table.metadata_location}')",
+    ], jsql.hadoop_catalog("h", tmp_path / "wh"))
+    assert results[0]["rows"] == [[1, "a"], [2, "b"]]
+    java_registered = hadoop.load_table("db.java_r")
+    assert sorted(r["id"] for r in java_registered.scan().to_arrow().to_pylist()) == [1, 2]
+    def names(table: str) -> list[str]:  # checksums and Floe's commit lock aside
+        return sorted(n for n in os.listdir(tmp_path / "wh" / "db" / table / "metadata") if not n.startswith("."))
+
+    assert names("java_r") == names("floe_r") == ["v1.metadata.json", "version-hint.text"]

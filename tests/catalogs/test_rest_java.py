@@ -167,3 +167,51 @@ def test_rest_iceberg_java_sees_floe_serve_refusals_and_namespaces_as_its_own(
         assert sorted(served.backing.load_table("reports.secret").scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
         assert not outside.exists()
         assert not served.backing.table_exists("sales.evil") and not served.backing.table_exists("sales.copy")
+
+
+def test_rest_iceberg_java_creates_and_reads_views_through_floe_serve(tmp_path: Path, jsql) -> None:
+    """Iceberg Java's REST client creates, replaces, lists and selects from views that ``floe serve``
+    stores; Floe's REST client and PyIceberg load the same views, and a view Floe creates Java reads."""
+    _require_java_rest_client()
+    from floe.catalog.views import new_view_metadata
+    from floe.spec.schema import Schema
+    from floe.spec.types import LongType, NestedField
+
+    with served_catalog(tmp_path, SETTINGS) as served:
+        floe_client = served.client(credential="floe:f-s3cret")
+        admin = served.client(credential="java:j-s3cret")
+        admin.create_namespace("db")
+        t = admin.create_table("db.t", pa.schema([pa.field("id", pa.int64())]))
+        t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+        floe_client.create_view(("db", "floe_v"), new_view_metadata(  # type: ignore[attr-defined]
+            location="rest:server-placed", schema=Schema(NestedField(1, "id", LongType())),
+            sql="SELECT id FROM c.db.t WHERE id > 1", dialect="spark", catalog="c", namespace=("db",),
+            properties={}, engine={"engine-name": "floe"},
+        ))
+        conf = {
+            "spark.sql.catalog.c": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.c.type": "rest",
+            "spark.sql.catalog.c.uri": served.uri,
+            "spark.sql.catalog.c.credential": "java:j-s3cret",
+        }
+        results = jsql.run([
+            "CREATE VIEW c.db.java_v AS SELECT id * 10 AS x FROM c.db.t",
+            "SELECT x FROM c.db.java_v ORDER BY x",
+            "CREATE OR REPLACE VIEW c.db.java_v AS SELECT id * 100 AS x FROM c.db.t WHERE id < 3",
+            "SELECT x FROM c.db.java_v ORDER BY x",
+            "SHOW VIEWS IN c.db",
+            "SELECT id FROM c.db.floe_v ORDER BY id",
+            "ALTER VIEW c.db.java_v SET TBLPROPERTIES ('k' = 'v')",
+            "ALTER VIEW c.db.java_v RENAME TO c.db.java_w",
+        ], conf)
+        assert results[1]["rows"] == [[10], [20], [30]]
+        assert results[3]["rows"] == [[100], [200]]
+        assert sorted(r[1] for r in results[4]["rows"]) == ["floe_v", "java_v"]
+        assert results[5]["rows"] == [[2], [3]]
+        metadata, _ = floe_client.load_view(("db", "java_w"))  # type: ignore[attr-defined]
+        assert metadata.current_version().sql_for("spark") == "SELECT id * 100 AS x FROM c.db.t WHERE id < 3"
+        assert metadata.properties["k"] == "v" and len(metadata.versions) == 2
+        py = pytest.importorskip("pyiceberg.catalog.rest").RestCatalog("py", uri=served.uri, credential="java:j-s3cret")
+        assert sorted(py.list_views("db")) == [("db", "floe_v"), ("db", "java_w")]
+        dropped = jsql.run(["DROP VIEW c.db.java_w", "SHOW VIEWS IN c.db"], conf)
+        assert [r[1] for r in dropped[1]["rows"]] == ["floe_v"]

@@ -251,6 +251,8 @@ def test_rest_security_malformed_and_unknown_commits_are_400(served: Served) -> 
     resp = request(served, "POST", f"{p}/namespaces/sales/tables/t", json={"requirements": [{"type": "assert-nothing"}], "updates": []})
     assert_error(resp, 400, "BadRequestException")
     resp = request(served, "GET", f"{p}/namespaces/sales/views/v")
+    assert_error(resp, 404, "NoSuchViewException")
+    resp = request(served, "POST", f"{p}/namespaces/sales/register-view", json={"name": "v", "metadata-location": "/x"})
     assert_error(resp, 406, "UnsupportedOperationException")
     assert_error(request(served, "GET", "/v1/elsewhere/namespaces"), 404, "NoSuchEndpointException")
     with pytest.raises(ValidationError, match="HTTP 400"):  # an update that does not apply, found by the server

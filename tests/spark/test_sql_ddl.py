@@ -63,7 +63,7 @@ def test_sql_ddl_statements_never_start_spark(session_ctx: tuple[SqlSession, obj
     assert "k" not in props
     assert props["write.distribution-mode"] == "range"
     assert props["identifier-fields"] == "[id]"
-    assert props["sort-order"] == "id DESC NULLS_LAST, name ASC NULLS_FIRST"
+    assert props["sort-order"] == "id DESC NULLS LAST, name ASC NULLS FIRST"  # as Iceberg Java prints it
     like = [r[:2] for r in session.sql("DESC t2")[-1].rows]
     assert like == [r[:2] for r in desc]
     assert "CREATE TABLE hadoop_catalog.db.t (" in str(session.sql("SHOW CREATE TABLE t")[-1].rows[0][0])

@@ -186,7 +186,7 @@ def migrate_table(
         table = _create(catalog, identifier, moved, location=source.location, properties=props,
                         parallelism=parallelism)
     except (FloeError, Exception):
-        spark.sql(f"ALTER TABLE {backup_name} RENAME TO {source.spark_name}")
+        spark.sql(f"ALTER TABLE {backup_name} RENAME TO `{source.database}`.`{source.table}`")  # no catalog part
         raise
     if drop_backup:
         spark.sql(f"DROP TABLE {backup_name}")

@@ -160,8 +160,11 @@ def delete_rows(
     what: str = "DELETE",
     target_alias: str | None = None,
     branch: str | None = None,
+    commit_unmatched: bool = False,
 ) -> bool:
     """Delete the rows matching ``condition`` (Spark SQL; None: every row). Returns whether anything changed.
+
+    ``commit_unmatched``: a filter no file can match still commits (SQL's DELETE, as Iceberg Java's).
 
     ``target_alias`` names the table's rows for subqueries in the condition that refer to them; ``branch``
     is the branch changed (default main).
@@ -177,7 +180,15 @@ def delete_rows(
     expr = pruning_filter(condition)
     snapshot_id, tasks = plan_candidates(table, expr, branch)
     if not tasks:
-        return False
+        if snapshot_id is None or expr is None or not commit_unmatched:
+            return False
+        # As Iceberg Java's metadata delete: a filter no file can match still commits a delete snapshot
+        empty = table.new_delete(branch=branch)
+        empty.validate_from_snapshot(snapshot_id)
+        for k, v in (snapshot_properties or {}).items():
+            empty.set(k, v)
+        empty.commit()
+        return True
     whole = [t for t in tasks if _whole_file_matches(table, t, expr)]
     partial = [t for t in tasks if t not in whole]
     if not partial:
@@ -266,8 +277,11 @@ def update_rows(
     what: str = "UPDATE",
     target_alias: str | None = None,
     branch: str | None = None,
+    commit_unmatched: bool = False,
 ) -> bool:
     """Set columns (name -> Spark SQL value) on the rows matching ``condition``; returns whether any file changed.
+
+    ``commit_unmatched``: with no candidate file the write still commits (SQL's UPDATE, as Iceberg Java's).
 
     A dotted name sets a struct field (``loc.lat``); ``target_alias`` names the table's rows for
     subqueries that refer to them.
@@ -297,9 +311,20 @@ def update_rows(
     cond = condition if condition is not None else "true"
     expr = pruning_filter(condition)
     snapshot_id, tasks = plan_candidates(table, expr, branch)
-    if not tasks:
+    if not tasks and (snapshot_id is None or not commit_unmatched):
         return False
     props = {**_spark_properties(spark), **(snapshot_properties or {})}
+    if not tasks:  # as Iceberg Java: the row-level write commits, with nothing to change (an overwrite)
+        if mor:
+            empty = table.new_row_delta(branch=branch)
+            empty.validate_from_snapshot(snapshot_id)
+            for k, v in props.items():
+                empty.set(k, v)
+            empty.commit()
+        else:
+            rewrite_commit(table, snapshot_id=snapshot_id, removed=[], new_rows=None, expr=expr,
+                           snapshot_properties=props, branch=branch)
+        return True
     scan = table.scan(snapshot_id=snapshot_id)
     if not mor:
         tasks = _files_with_matches(spark, scan, tasks, cond, target_alias)

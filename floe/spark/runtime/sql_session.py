@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -30,7 +30,6 @@ from floe.spark.runtime.configure import attach, session_config, session_default
 from floe.spark.scan.driver_rows import empty_frame
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
-from floe.sql.functions import iceberg_calls
 from floe.sql.handlers import register_handlers
 from floe.sql.handlers.context import HandlerContext
 from floe.sql.handlers.query import query_dataframe
@@ -39,6 +38,7 @@ from floe.sql.lexer import split_statements
 from floe.sql.parse_common import short_sql
 from floe.sql.parser import parse_statement
 from floe.sql.result import ResultSet
+from floe.sql.statement_names import statement_names
 
 __all__ = [
     "FloeSqlState",
@@ -107,45 +107,6 @@ def floe_sql_state(spark: SparkSession) -> FloeSqlState:
 
 
 # -- which statements are Floe's ------------------------------------------------------------------------
-def _names(stmt: object) -> Iterator[tuple[str, Name]]:
-    """(kind, name) of everything a statement names: ``table``, ``namespace``, ``procedure``, ``catalog``."""
-    if isinstance(stmt, (c.CreateNamespace, c.DropNamespace, c.AlterNamespaceProperties, c.DescribeNamespace)):
-        yield "namespace", stmt.namespace
-        return
-    if isinstance(stmt, c.ShowNamespaces):
-        if stmt.parent is not None:  # a catalog, or a namespace whose children are listed
-            yield ("catalog" if len(stmt.parent) == 1 else "namespace"), stmt.parent
-        return
-    if isinstance(stmt, (c.ShowTables, c.ShowViews)):
-        if stmt.namespace is not None:
-            yield "namespace", stmt.namespace
-        return
-    if isinstance(stmt, c.Call):
-        yield "procedure", stmt.procedure
-        return
-    if not is_dataclass(stmt):
-        return
-    for f in fields(stmt):
-        value = getattr(stmt, f.name)
-        if isinstance(value, (c.Query, c.SqlExpr)):
-            for call in iceberg_calls(value.node, lambda _: True):
-                yield "function", (call.catalog, "system", call.name) if call.catalog else ("system", call.name)
-        if isinstance(value, c.Query):
-            for ref in value.tables:
-                yield "table", ref.name
-        elif isinstance(value, c.TableRef):
-            yield "table", value.name
-        elif isinstance(value, c.Statement):
-            yield from _names(value)
-        elif f.name in ("name", "table", "target", "like", "new_name") and isinstance(value, tuple) and value and all(
-            isinstance(p, str) for p in value
-        ):
-            yield "table", value
-        elif isinstance(value, tuple) and value and all(isinstance(v, c.Statement) for v in value):
-            for v in value:
-                yield from _names(v)
-
-
 def is_floe_name(state: FloeSqlState, kind: str, name: Name, spark: SparkSession) -> bool:
     """Whether a ``table``/``namespace``/``procedure``/``catalog`` name belongs to a Floe catalog."""
     qualified = {"table": 3, "namespace": 2, "procedure": 3, "catalog": 1, "function": 3}[kind]
@@ -176,7 +137,7 @@ def routes_to_floe(spark: SparkSession, stmt: c.Statement) -> bool:
             return True
         spark_catalog = first.lower() == "spark_catalog" or spark.conf.get(f"spark.sql.catalog.{first}", None)
         return state.floe_current and stmt.target != "catalog" and not spark_catalog
-    names = list(_names(stmt))
+    names = list(statement_names(stmt))
     if not names and isinstance(stmt, _CURRENT_NAMESPACE_STATEMENTS):
         return state.floe_current  # SHOW TABLES / SHOW NAMESPACES ... of the current catalog and namespace
     return any(is_floe_name(state, kind, name, spark) for kind, name in names)

@@ -30,6 +30,7 @@ from floe.spec.table_metadata import format_timestamp_ms
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import types as T
 
     from floe.table.table import Table
 
@@ -190,16 +191,38 @@ def _changed_by(table: Table, snap: Snapshot) -> ManifestGroup:
             .filter_entries(lambda e: e.snapshot_id == sid))
 
 
-def changelog_dataframe(spark: SparkSession, table: Table, rng: ChangelogRange | None = None) -> DataFrame:
-    """The raw change rows of the range (carry-over rows included): the table's columns, then
-    ``_change_type``, ``_change_ordinal`` and ``_commit_snapshot_id``."""
-    from pyspark.sql import functions as F
+def _changelog_schema(table: Table) -> T.StructType:
     from pyspark.sql import types as T
 
-    from floe.spark.scan.table_read import dataframe_for_scan, scan_for
     from floe.spark.types import to_spark_schema
 
-    files = changelog_files(table, rng or ChangelogRange())
+    schema = to_spark_schema(table.schema())
+    return T.StructType([*schema.fields, T.StructField(CHANGE_TYPE, T.StringType(), False),
+                         T.StructField(CHANGE_ORDINAL, T.IntegerType(), False),
+                         T.StructField(COMMIT_SNAPSHOT_ID, T.LongType(), False)])
+
+
+def changelog_dataframe(
+    spark: SparkSession, table: Table, rng: ChangelogRange | None = None, *, errors_when_read: bool = False
+) -> DataFrame:
+    """The raw change rows of the range (carry-over rows included): the table's columns, then
+    ``_change_type``, ``_change_ordinal`` and ``_commit_snapshot_id``.
+
+    With ``errors_when_read`` a range that names no line of snapshots gives a frame that fails with the
+    one-line reason when it is read (Java's changelog view is created, its first read fails), not at once.
+    """
+    from pyspark.sql import functions as F
+
+    from floe.spark.scan.table_read import dataframe_for_scan, scan_for
+
+    try:
+        files = changelog_files(table, rng or ChangelogRange())
+    except (ValidationError, NoSuchSnapshotError) as e:
+        if not errors_when_read:
+            raise
+        schema = _changelog_schema(table)
+        failing = spark.range(1).where(F.raise_error(F.lit(str(e))).isNull())
+        return failing.select(*(F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields))
     scan = scan_for(table)
     groups: dict[tuple[str, int, int], list[FileScanTask]] = {}
     for f in files:
@@ -216,11 +239,7 @@ def changelog_dataframe(spark: SparkSession, table: Table, rng: ChangelogRange |
         for (kind, ordinal, snapshot_id), tasks in groups.items()
     ]
     if not frames:
-        schema = to_spark_schema(table.schema())
-        fields = [*schema.fields, T.StructField(CHANGE_TYPE, T.StringType(), False),
-                  T.StructField(CHANGE_ORDINAL, T.IntegerType(), False),
-                  T.StructField(COMMIT_SNAPSHOT_ID, T.LongType(), False)]
-        return empty_frame(spark, T.StructType(fields))
+        return empty_frame(spark, _changelog_schema(table))
     out = frames[0]
     for df in frames[1:]:
         out = out.unionByName(df)

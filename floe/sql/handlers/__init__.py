@@ -21,6 +21,7 @@ from floe.sql.handlers.dml import run_delete, run_insert, run_update
 from floe.sql.handlers.merge import run_merge
 from floe.sql.handlers.procedures import run_call
 from floe.sql.handlers.query import run_explain, run_select
+from floe.sql.handlers.spark_tables import names_spark_tables_only, run_in_spark
 from floe.sql.handlers.views import run_alter_view, run_create_view, run_drop_view, run_show_views
 
 if TYPE_CHECKING:
@@ -92,4 +93,5 @@ def register_handlers(session: SqlSession, *, spark: SparkSession | None = None)
     table.update({form: run_alter for form in _ALTER_FORMS})
     for kind, fn in table.items():
         session.register(kind, _bind(ctx, fn))  # type: ignore[arg-type]
+    session.spark_statements = lambda stmt: run_in_spark(ctx, stmt) if names_spark_tables_only(ctx, stmt) else None
     return ctx

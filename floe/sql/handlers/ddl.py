@@ -7,6 +7,7 @@ into the spec's transforms.
 
 from __future__ import annotations
 
+import getpass
 from typing import TYPE_CHECKING
 
 from floe.errors import NoSuchTableError, TableAlreadyExistsError, UnsupportedError, ValidationError
@@ -76,6 +77,9 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     properties = dict(stmt.properties)
     if stmt.comment is not None:
         properties["comment"] = stmt.comment
+    owner = _current_user()
+    if owner and stmt.like is None:  # Spark records who created the table (DESCRIBE EXTENDED shows it)
+        properties.setdefault("owner", owner)
     sort_order = None
     df = None
     schema = stmt.schema
@@ -116,6 +120,13 @@ def run_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
             catalog.drop_table(ref.identifier, purge=True)
         raise
     return ResultSet.empty(f"Created table {ref} with {_records(table)} rows")
+
+
+def _current_user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name in this environment
+        return None
 
 
 def _records(table: Table) -> str:

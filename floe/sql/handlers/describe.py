@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
+from floe.scan.partition_struct import partition_struct_type
 from floe.spec import types as T
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext
@@ -98,12 +99,11 @@ def _table_properties(table: Table) -> dict[str, str]:
     props.setdefault("format", f"iceberg/{table.properties.get('write.format.default', 'parquet')}")
     props["format-version"] = str(table.format_version)
     snap = table.metadata.current_snapshot()
-    if snap is not None:
-        props["current-snapshot-id"] = str(snap.snapshot_id)
+    props["current-snapshot-id"] = str(snap.snapshot_id) if snap is not None else "none"
     order = table.sort_order()
     if order.fields:
         props["sort-order"] = ", ".join(
-            f"{src} {str(f.direction).upper()} {str(f.null_order).upper().replace('-', '_')}"
+            f"{src} {str(f.direction).upper()} {str(f.null_order).upper().replace('-', ' ')}"
             for f, src in zip(order.fields, _sort_sources(table))
         )
     ids = table.schema().identifier_field_names
@@ -150,25 +150,23 @@ def run_describe(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         rows += [("", "", ""), ("# Metadata Columns", "", "")]
         rows += [
             ("_spec_id", "int", ""),
-            ("_partition", "struct<...>", ""),
+            ("_partition", spark_type_name(partition_struct_type(table.metadata)), ""),
             ("_file", "string", ""),
             ("_pos", "bigint", ""),
+            ("_deleted", "boolean", ""),
+            ("_row_id", "bigint", ""),
+            ("_last_updated_sequence_number", "bigint", ""),
         ]
-        rows += [
-            ("", "", ""),
-            ("# Detailed Table Information", "", ""),
-            ("Name", str(ref), ""),
-            ("Type", "MANAGED", ""),
-            ("Location", table.location(), ""),
-            ("Provider", "iceberg", ""),
-        ]
-        owner = table.properties.get("owner")
-        if owner:
-            rows.append(("Owner", owner, ""))
+        rows += [("", "", ""), ("# Detailed Table Information", "", ""), ("Name", str(ref), ""), ("Type", "MANAGED", "")]
         comment = table.properties.get("comment")
         if comment:
             rows.append(("Comment", comment, ""))
-        rows.append(("Table Properties", _properties_text(_table_properties(table)), ""))
+        rows += [("Location", table.location(), ""), ("Provider", "iceberg", "")]
+        owner = table.properties.get("owner")
+        if owner:
+            rows.append(("Owner", owner, ""))
+        shown = {k: v for k, v in _table_properties(table).items() if k not in _RESERVED_PROPERTIES}
+        rows.append(("Table Properties", _properties_text(shown), ""))
     return ResultSet(columns=_COLUMNS, rows=rows)
 
 
@@ -205,11 +203,22 @@ def run_show_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
             line += " COMMENT '" + f.doc.replace("'", "\\'") + "'"
         cols.append(line)
     text = f"CREATE TABLE {ref} (\n" + ",\n".join(cols) + ")\nUSING iceberg\n"
-    parts = partition_texts(table.spec(), schema)
+    # as Spark prints a v2 table: bucket transforms as CLUSTERED BY ... INTO n BUCKETS (the last one), the
+    # rest as PARTITIONED BY; then COMMENT, LOCATION and the properties DESCRIBE lists
+    parts, bucket = [], None
+    for pf, part in zip(table.spec().fields, partition_texts(table.spec(), schema)):
+        if str(pf.transform).startswith("bucket["):
+            bucket = (str(pf.transform)[len("bucket["):-1], schema.find_column_name(pf.source_id) or str(pf.source_id))
+        else:
+            parts.append(part)
     if parts:
         text += "PARTITIONED BY (" + ", ".join(parts) + ")\n"
+    if bucket is not None:
+        text += f"CLUSTERED BY ({_quote(bucket[1])})\nINTO {bucket[0]} BUCKETS\n"
+    comment = table.properties.get("comment")
+    if comment:
+        text += "COMMENT '" + comment.replace("'", "\\'") + "'\n"
     text += f"LOCATION '{table.location()}'\n"
-    props = {k: v for k, v in sorted(table.properties.items()) if k != "owner"}
-    props["format-version"] = str(table.format_version)
+    props = {k: v for k, v in sorted(_table_properties(table).items()) if k not in _RESERVED_PROPERTIES}
     text += "TBLPROPERTIES (\n" + ",\n".join(f"  '{k}' = '{v}'" for k, v in sorted(props.items())) + ")\n"
     return ResultSet(columns=["createtab_stmt"], rows=[(text,)])

@@ -310,7 +310,7 @@ def run_delete(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     before = newest_snapshot_id(table)
     with _views(ctx, node, table) as cond_sql, spark_errors(what):
         changed = spark_engine().delete_rows(table, cond_sql, spark=ctx.spark, snapshot_properties=snapshot_properties(ctx, table),
-                              what=what, target_alias=TARGET_ALIAS, branch=branch)
+                              what=what, target_alias=TARGET_ALIAS, branch=branch, commit_unmatched=True)
     if not changed:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing deleted")
     return ResultSet.empty(change_message(table.refresh(), before, "Deleted"))
@@ -339,7 +339,8 @@ def run_update(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         cond_sql = stack.enter_context(_views(ctx, node, table))
         with spark_errors(what):
             changed = spark_engine().update_rows(table, sets, cond_sql, spark=ctx.spark(), what=what, target_alias=TARGET_ALIAS,
-                                  branch=branch, snapshot_properties=snapshot_properties(ctx, table))
+                                  branch=branch, snapshot_properties=snapshot_properties(ctx, table),
+                                  commit_unmatched=True)
     if not changed:
         return ResultSet.empty(f"{table.name()}: no rows match, nothing updated")
     return ResultSet.empty(change_message(table.refresh(), before, "Updated"))

@@ -76,7 +76,7 @@ def _create_changelog_view(ctx: HandlerContext, table: Table, args: dict[str, ob
     engine = spark_engine()
     spark = ctx.spark()
     rng = engine.changelog_range(table, **_options(args))
-    df = engine.changelog_dataframe(spark, table, rng)
+    df = engine.changelog_dataframe(spark, table, rng, errors_when_read=True)  # as Java: the view's read fails
     net_changes = bool_arg(args, "net_changes", False)
     given = _identifier_columns(args)
     identifiers = given if given is not None else table.schema().identifier_field_names

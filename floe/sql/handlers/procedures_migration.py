@@ -89,6 +89,10 @@ def _snapshot(ctx: HandlerContext, ref: ResolvedTable, args: dict[str, object]) 
 
 def _migrate(ctx: HandlerContext, ref: ResolvedTable, args: dict[str, object]) -> ResultSet:
     bool_arg(args, "ignore_missing_files", False)
+    if len(ref.identifier) == 3 and ref.identifier[0].lower() == "spark_catalog":
+        # Spark's own catalog names the source; the Iceberg table takes its database and name in Floe's catalog
+        ref = ctx.resolve(tuple(ref.identifier[1:]))
+        ctx.catalog(ref.catalog).create_namespace_if_not_exists(ref.identifier[:-1])  # as CREATE TABLE does
     count = spark_engine().migrate_table(
         ctx.spark(),
         ctx.catalog(ref.catalog),

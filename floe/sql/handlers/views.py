@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from floe.catalog.rest import SERVER_PLACED, RestCatalog
 from floe.catalog.views import ViewCatalog, new_view_metadata, view_with_properties, view_with_version
 from floe.errors import NoSuchViewError, TableAlreadyExistsError, UnsupportedError, ValidationError
 from floe.spec.schema import Schema
@@ -100,7 +101,8 @@ def run_create_view(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         "engine": {"engine-name": "spark", "engine-version": spark.version},
     }
     if existing is None:
-        location = catalog.default_table_location(ref.identifier)
+        # a REST server places the view itself (its client cannot know the server's layout)
+        location = SERVER_PLACED if isinstance(catalog, RestCatalog) else catalog.default_table_location(ref.identifier)
         catalog.create_view(ref.identifier, new_view_metadata(location=location, **version))  # type: ignore[arg-type]
     else:
         _, base, base_location = existing

@@ -1,0 +1,15 @@
+CREATE TABLE cat.db.d (id BIGINT, data STRING) USING iceberg TBLPROPERTIES ('format-version' = '2');
+INSERT INTO cat.db.d VALUES (1, 'a'), (2, 'b'), (3, 'c');
+DELETE FROM cat.db.d WHERE id = 99;
+SELECT operation, summary['total-records'] AS total, summary['deleted-records'] AS deleted FROM cat.db.d.snapshots ORDER BY committed_at;
+ALTER TABLE cat.db.d SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read');
+DELETE FROM cat.db.d WHERE data = 'zz';
+SELECT count(*) AS n FROM cat.db.d.snapshots;
+DELETE FROM cat.db.d WHERE id = 2;
+UPDATE cat.db.d SET data = 'x' WHERE id = 99;
+SELECT count(*) AS n FROM cat.db.d.snapshots;
+SELECT operation FROM cat.db.d.snapshots ORDER BY committed_at;
+CALL cat.system.create_changelog_view(table => 'db.d', options => map('start-snapshot-id', '0'), net_changes => true);
+SELECT id, data, _change_type FROM d_changes ORDER BY id;
+CALL cat.system.create_changelog_view(table => 'db.d', changelog_view => 'all_changes', options => map('start-snapshot-id', '0'));
+SELECT id, data, _change_type, _change_ordinal FROM all_changes ORDER BY _change_ordinal, id;
