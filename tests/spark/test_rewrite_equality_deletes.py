@@ -269,6 +269,7 @@ def test_concurrent_change_of_a_named_file_conflicts_and_is_planned_again(sessio
     assert _rows(spark, t) == model.sorted() == []
 
 
+@pytest.mark.slow  # four compactions and conversions: about 20 s
 def test_conversion_conflicting_every_time_fails_clearly_and_keeps_the_deletes(
         session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> None:
     name, model = _create(session, 2), Model()
