@@ -38,9 +38,56 @@ __all__ = ["PartitionGroup", "conform", "partition_groups", "split_by_partition"
 Data: TypeAlias = "pa.Table | pa.RecordBatch"
 
 
+def _holds_uuid(t: pa.DataType) -> bool:
+    if isinstance(t, pa.BaseExtensionType):
+        return bool(t.extension_name == "arrow.uuid")
+    if pa.types.is_struct(t):
+        return any(_holds_uuid(f.type) for f in t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _holds_uuid(t.value_type)
+    if pa.types.is_map(t):
+        return _holds_uuid(t.key_type) or _holds_uuid(t.item_type)
+    return False
+
+
+def _rebased_offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
+    """A (possibly sliced) list or map array's offsets starting at 0, and the child range they cover."""
+    raw = arr.offsets.cast(pa.int32())
+    start, end = raw[0].as_py(), raw[-1].as_py()
+    return pc.subtract(raw, pa.scalar(start, pa.int32())), start, end
+
+
+def _cast_nested(arr: pa.Array, target: pa.DataType, column: str, table_name: str) -> Any:
+    """A struct, list or map whose target holds uuids, cast child by child (Arrow casts no string to uuid)."""
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
+        children = []
+        fields = arr.flatten()  # children with the parent's nulls applied (values under a null parent are junk)
+        for f in target:
+            index = arr.type.get_field_index(f.name)
+            if index < 0:
+                raise ValidationError(f"Cannot write column {column!r} to table {table_name}: field {f.name!r} is missing")
+            children.append(_cast(fields[index], f.type, f"{column}.{f.name}", table_name))
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if pa.types.is_list(target) and (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+        offsets, start, end = _rebased_offsets(arr)
+        values = _cast(arr.values.slice(start, end - start), target.value_type, f"{column}.element", table_name)
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    if pa.types.is_map(target) and pa.types.is_map(arr.type):
+        offsets, start, end = _rebased_offsets(arr)
+        keys = _cast(arr.keys.slice(start, end - start), target.key_type, f"{column}.key", table_name)
+        items = _cast(arr.items.slice(start, end - start), target.item_type, f"{column}.value", table_name)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
+    raise ValidationError(f"Cannot write column {column!r} of type {arr.type} to table {table_name} as {target}")
+
+
 def _cast(arr: pa.Array | pa.ChunkedArray, target: pa.DataType, column: str, table_name: str) -> Any:
     if arr.type == target:
         return arr
+    if not isinstance(target, pa.BaseExtensionType) and _holds_uuid(target):
+        if isinstance(arr, pa.ChunkedArray):
+            return pa.chunked_array([_cast_nested(c, target, column, table_name) for c in arr.chunks], type=target)
+        return _cast_nested(arr, target, column, table_name)
     if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.uuid":
         if isinstance(arr.type, pa.BaseExtensionType):
             return arr
