@@ -254,7 +254,8 @@ def test_format_iceberg_save_of_a_location_refuses_upsert_tables(spark: SparkSes
 
 
 @pytest.mark.parametrize("ddl, message", [
-    ("CREATE TABLE db.{n} (id INT, c INT DEFAULT 5) USING iceberg", r"Column 'c': DEFAULT values are not supported"),
+    ("CREATE TABLE db.{n} (id INT, c INT DEFAULT 5) USING iceberg TBLPROPERTIES ('format-version'='2')",
+     r"column 'c': column DEFAULT values need format version 3"),
     ("CREATE TABLE db.{n} (id INT, v VARIANT) USING iceberg TBLPROPERTIES ('format-version'='3')",
      r"Column 'v': type VARIANT is not supported yet"),
     ("CREATE TABLE db.{n} (id INT UNIQUE, data STRING) USING iceberg", r"Column 'id': UNIQUE cannot be enforced"),
@@ -270,12 +271,12 @@ def test_create_table_refuses_what_it_would_drop(session: SqlSession, ddl: str, 
     assert not session.sql(f"SHOW TABLES IN db LIKE '{name}'")[-1].rows
 
 
-def test_alter_table_refuses_column_defaults(session: SqlSession) -> None:
+def test_alter_table_refuses_column_defaults_below_v3(session: SqlSession) -> None:
     name = f"d_{next(_N)}"
-    session.sql(f"CREATE TABLE db.{name} (id INT) USING iceberg TBLPROPERTIES ('format-version'='3')")
-    with pytest.raises(UnsupportedError, match="Column 'c': DEFAULT values are not supported"):
+    session.sql(f"CREATE TABLE db.{name} (id INT) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    with pytest.raises(ValidationError, match="DEFAULT 5 on column 'c' .* need format version 3"):
         session.sql(f"ALTER TABLE db.{name} ADD COLUMN c INT DEFAULT 5")
-    with pytest.raises(UnsupportedError, match="SET DEFAULT: column DEFAULT values are not supported"):
+    with pytest.raises(ValidationError, match="DEFAULT 7 on column 'id' .* need format version 3"):
         session.sql(f"ALTER TABLE db.{name} ALTER COLUMN id SET DEFAULT 7")
     assert [f.name for f in _table(session, name).schema().fields] == ["id"]
 

@@ -54,6 +54,7 @@ from floe.expressions.base import BooleanExpression
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
+from floe.serde.json_types import default_to_json
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
 from floe.spark.runtime.java_classes import java_class
@@ -67,7 +68,17 @@ from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema, walk_fields
 from floe.spec.sort_order import UNSORTED_ORDER_ID, NullOrder, SortDirection, SortOrder
-from floe.spec.types import DoubleType, FixedType, FloatType, ListType, MapType, StructType, UUIDType
+from floe.spec.types import (
+    BinaryType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    ListType,
+    MapType,
+    NestedField,
+    StructType,
+    UUIDType,
+)
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetSettings, data_file_from_footer
@@ -81,6 +92,7 @@ __all__ = [
     "TARGET_FILE_SIZE_OPTION",
     "ArrowWriteTask",
     "cleanup_operation_files",
+    "default_column",
     "distribution_mode",
     "required_null_marker",
     "write_dataframe",
@@ -154,7 +166,8 @@ def project_to_table(df: DataFrame, schema: Schema, *, table_name: str, extra: S
         target = targets[f.name]
         metadata = {FIELD_ID_METADATA_KEY: f.field_id}
         if f.name not in present:
-            col = F.lit(None).cast(target.dataType)
+            # v3: a writer that omits a column writes its write-default (spec "Default values")
+            col = F.lit(None).cast(target.dataType) if f.write_default is None else default_column(f, target.dataType)
         else:
             data = present[f.name]
             col = F.col(f"`{f.name.replace('`', '``')}`")
@@ -167,6 +180,21 @@ def project_to_table(df: DataFrame, schema: Schema, *, table_name: str, extra: S
         # The id goes on the alias itself: metadata added by a later projection can be optimized away.
         cols.append(col.alias(f.name, metadata=metadata))
     return df.select(*cols, *[F.col(f"`{c}`") for c in extra])
+
+
+def default_column(f: NestedField, spark_type: T.DataType) -> Column:
+    """A literal column holding ``f``'s write-default as Spark type ``spark_type``.
+
+    The spec's JSON single-value form is what Spark's casts read back exactly (ISO dates and timestamps with
+    their offset, decimal text), so no value goes through a Python datetime and a session time zone.
+    """
+    value = f.write_default
+    if isinstance(f.field_type, (BinaryType, FixedType)):
+        return F.lit(bytearray(value)).cast(spark_type)  # type: ignore[call-overload]
+    if isinstance(f.field_type, (FloatType, DoubleType)):
+        return F.lit(value).cast(spark_type)
+    text = default_to_json(f.field_type, value)
+    return F.lit(text if isinstance(text, str) else value).cast(spark_type)
 
 
 def _target_spark_schema(schema: Schema) -> T.StructType:

@@ -119,7 +119,8 @@ def conform_dataframe(
     by_name: bool = False,
 ) -> DataFrame:
     """``df``'s columns mapped to the table's by position (by ``columns``, or ``by_name``), cast to the table
-    types. Static partition values fill their columns; every other column needs data, as in Spark.
+    types. Static partition values fill their columns; a column with a v3 write-default is left out (the
+    write fills it); every other column needs data, as in Spark.
 
     Raises:
         ValidationError: wrong number of columns, unknown or duplicate column names, a column without data.
@@ -164,6 +165,8 @@ def conform_dataframe(
             out.append(F.col(source[f.name]).cast(t).alias(f.name))
         elif f.name in static_cols:
             out.append(F.lit(static_cols[f.name]).cast(t).alias(f.name))
+        elif f.write_default is not None:
+            continue  # the write projects the table's columns and fills this one with its write-default
         else:  # as Spark's INSERT with a column list or BY NAME: every column needs data (no defaults)
             raise ValidationError(
                 f"{what}: cannot write to table {table.name()}: no data for column {f.name!r} "
