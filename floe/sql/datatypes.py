@@ -37,6 +37,7 @@ from floe.spec.types import (
     TimestampType,
     TimestamptzType,
     TimeType,
+    VariantType,
 )
 from floe.sql.literals import evaluate
 
@@ -75,6 +76,7 @@ _SIMPLE: dict[object, IcebergType] = {
     T.BINARY: BinaryType(),
     T.VARBINARY: BinaryType(),
     T.TIME: TimeType(),
+    T.VARIANT: VariantType(),  # format v3 (older tables refuse it when the schema is set)
 }
 
 
@@ -223,11 +225,6 @@ def column_field(col: exp.Expression, ids: _Ids) -> NestedField:
     dtype = col.args.get("kind")
     if not isinstance(dtype, exp.DataType):
         raise ValidationError(f"Column {col.name!r} has no type")
-    if dtype.find(exp.DataType) is not None and any(t.this == T.VARIANT for t in dtype.find_all(exp.DataType)):
-        raise UnsupportedError(
-            f"Column {col.name!r}: type VARIANT is not supported yet (Floe does not write the Parquet variant "
-            "encoding); the statement was not run"
-        )
     fid = ids()
     declared = column_constraints(col)
     field_type = to_iceberg_type(dtype, ids)

@@ -122,3 +122,22 @@ def test_defaults_arrow_append_fills_write_default_and_reads_initial_default(tmp
     ]
     with pytest.raises(ValidationError, match="Column 'x': DEFAULT 'nope' does not fit type int"):
         t.update_schema().add_column("x", IntegerType(), default="nope")
+
+
+def test_v3_types_spark_has_no_match_for_are_refused_naming_column_and_type() -> None:
+    from pyspark.sql import types as ST
+
+    from floe.spark.types import from_spark_type, to_spark_type
+    from floe.spec import types as IT
+
+    assert isinstance(to_spark_type(IT.UnknownType(), column="u"), ST.NullType)
+    assert isinstance(to_spark_type(IT.VariantType(), column="v"), ST.VariantType)
+    assert isinstance(from_spark_type(ST.VariantType(), column="v"), IT.VariantType)
+    for t, text in [
+        (IT.TimestampNanoType(), "timestamp_ns"),
+        (IT.TimestamptzNanoType(), "timestamptz_ns"),
+        (IT.GeometryType(), "geometry"),
+        (IT.GeographyType(), "geography"),
+    ]:
+        with pytest.raises(UnsupportedError, match=rf"Iceberg type {text}.*\(column 'c'\)"):
+            to_spark_type(t, column="c")
