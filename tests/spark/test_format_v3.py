@@ -119,6 +119,7 @@ def test_lineage_java_fixture_compaction_kept_row_ids(spark: SparkSession) -> No
     assert sorted(v[0] for v in after.values()) == list(range(len(after)))
 
 
+@pytest.mark.slow  # ~70 s on 2 cores: eleven commits, each read back
 def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession) -> None:
     """Every row's (_row_id, _last_updated_sequence_number) against a Python model through copy-on-write and
     merge-on-read UPDATE / DELETE / MERGE, appends and compaction: a surviving row keeps its id; its sequence
