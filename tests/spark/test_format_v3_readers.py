@@ -1,7 +1,8 @@
 """Other readers of Floe's format v3 tables: Iceberg Java 1.10.2 (Spark 3.5, jsql) and PyIceberg read the rows
-of a table with column defaults, deletion vectors and rows rewritten with their lineage. Java's Spark 3.5
-runtime has no VARIANT type, and neither reader here exposes ``_row_id`` on Spark 3.5 / PyIceberg 0.12, so
-variants and lineage values are checked by Floe's own tests (test_format_v3)."""
+of a table with column defaults, deletion vectors and rows rewritten with their lineage, and Java reads the
+same ``_row_id`` / ``_last_updated_sequence_number`` as Floe. Java's Spark 3.5 runtime has no VARIANT type
+and PyIceberg 0.12 neither variants nor lineage columns: those are checked by Floe's own tests
+(test_format_v3)."""
 
 from __future__ import annotations
 
@@ -44,12 +45,16 @@ def written(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tu
 
 
 def test_java_reads_floe_v3_defaults_and_deletion_vectors(written: tuple[SqlSession, Path], jsql: Any) -> None:
-    _, warehouse = written
+    session, warehouse = written
+    lineage = "SELECT id, _row_id, _last_updated_sequence_number FROM c.db.t ORDER BY id"
     out = jsql.run(["SELECT id, v, c, s FROM c.db.t ORDER BY id",
-                    "SELECT file_format, count(*) FROM c.db.t.delete_files GROUP BY file_format"],
+                    "SELECT file_format, count(*) FROM c.db.t.delete_files GROUP BY file_format", lineage],
                    jsql.hadoop_catalog("c", warehouse))
     assert [tuple(r) for r in out[0]["rows"]] == EXPECTED
     assert out[1]["rows"] == [["PUFFIN", 1]]
+    floe_lineage = [list(r) for r in session.sql(lineage)[-1].rows]
+    assert out[2]["rows"] == floe_lineage
+    assert floe_lineage[0] == [2, 1, 6]  # updated (merge-on-read): its id kept, the UPDATE's sequence number
 
 
 def test_pyiceberg_reads_floe_v3_table(written: tuple[SqlSession, Path]) -> None:
