@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]  # the shared table takes ~80 s to build on 2 cores
 
+LINEAGE = "SELECT id, _row_id, _last_updated_sequence_number FROM c.db.t ORDER BY id"
 EXPECTED = [(2, "u", 5, "x"), (4, "d", 5, "x"), (5, "e", 6, "x"), (6, "f", 7, "given"), (7, "g", None, "x")]
 
 
@@ -39,21 +40,26 @@ def written(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tu
     s.sql("INSERT INTO c.db.t (id, v, c) VALUES (7, 'g', NULL)")
     s.sql("DELETE FROM c.db.t WHERE id IN (1, 3)")  # a deletion vector
     s.sql("UPDATE c.db.t SET v = 'u' WHERE id = 2")  # the vector grows; the row anew, with its old id
+    assert sorted(s.sql("SELECT file_format FROM c.db.t.delete_files")[-1].rows) == [("PUFFIN",)]
     got = sorted(s.sql("SELECT id, v, c, s FROM c.db.t")[-1].rows)
     assert got == EXPECTED
+    before = s.sql(LINEAGE)[-1].rows
+    s.sql("CALL c.system.rewrite_data_files(table => 'db.t', options => map('rewrite-all', 'true'))")
+    assert s.sql(LINEAGE)[-1].rows == before  # compaction wrote every row's id and sequence number
     return s, warehouse
 
 
-def test_java_reads_floe_v3_defaults_and_deletion_vectors(written: tuple[SqlSession, Path], jsql: Any) -> None:
+def test_java_reads_floe_v3_defaults_deletion_vectors_and_lineage(written: tuple[SqlSession, Path], jsql: Any) -> None:
     session, warehouse = written
-    lineage = "SELECT id, _row_id, _last_updated_sequence_number FROM c.db.t ORDER BY id"
-    out = jsql.run(["SELECT id, v, c, s FROM c.db.t ORDER BY id",
-                    "SELECT file_format, count(*) FROM c.db.t.delete_files GROUP BY file_format", lineage],
+    rows = "SELECT id, v, c, s FROM c.db.t{} ORDER BY id"
+    table = session.catalog("c").load_table("db.t")  # type: ignore[attr-defined]
+    before = f" VERSION AS OF {table.current_snapshot().parent_snapshot_id}"  # before compaction: a deletion vector
+    out = jsql.run([rows.format(before), rows.format(""), LINEAGE.replace("c.db.t", "c.db.t" + before), LINEAGE],
                    jsql.hadoop_catalog("c", warehouse))
     assert [tuple(r) for r in out[0]["rows"]] == EXPECTED
-    assert out[1]["rows"] == [["PUFFIN", 1]]
-    floe_lineage = [list(r) for r in session.sql(lineage)[-1].rows]
-    assert out[2]["rows"] == floe_lineage
+    assert [tuple(r) for r in out[1]["rows"]] == EXPECTED
+    floe_lineage = [list(r) for r in session.sql(LINEAGE)[-1].rows]
+    assert out[2]["rows"] == floe_lineage and out[3]["rows"] == floe_lineage  # ids inherited, then stored
     assert floe_lineage[0] == [2, 1, 6]  # updated (merge-on-read): its id kept, the UPDATE's sequence number
 
 
