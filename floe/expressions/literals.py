@@ -40,6 +40,7 @@ __all__ = [
     "ABOVE_MAX",
     "BELOW_MIN",
     "OutOfRange",
+    "convert_default",
     "convert_literal",
     "days_to_date",
     "format_literal",
@@ -297,6 +298,30 @@ def convert_literal(value: object, iceberg_type: IcebergType, *, column: str) ->
     if isinstance(t, (FixedType, BinaryType)):
         return _to_bytes(value, t, column)
     raise _fail(value, t, column, "predicates on this type are not supported")
+
+
+def convert_default(value: object, iceberg_type: IcebergType, *, column: str) -> object:
+    """A column default (v3 ``initial-default`` / ``write-default``) in Floe's value representation.
+
+    Unlike a predicate literal, a default must hold in the column: out-of-range numbers are refused, and so
+    are nested types (Floe writes primitive defaults only). ``None`` means "no default".
+
+    Raises:
+        ValidationError: the value does not fit the type (one line naming column, value and type).
+    """
+    if value is None:
+        return None
+    if not iceberg_type.is_primitive:
+        raise ValidationError(
+            f"Column {column!r}: DEFAULT {value!r} is not supported for type {iceberg_type} (primitive types only)"
+        )
+    try:
+        out = convert_literal(value, iceberg_type, column=column)
+    except ValidationError as e:
+        raise ValidationError(f"Column {column!r}: DEFAULT {value!r} does not fit type {iceberg_type}") from e
+    if isinstance(out, OutOfRange) or (isinstance(out, float) and math.isinf(out) and not isinstance(value, float)):
+        raise ValidationError(f"Column {column!r}: DEFAULT {value!r} is out of range for type {iceberg_type}")
+    return out
 
 
 def days_to_date(days: int) -> dt.date:

@@ -339,6 +339,8 @@ def _read_schema(ctx: ReadContext, residual: BooleanExpression, task: FileScanTa
             top.append(next(p for p in ctx.projection.fields if p.field_id == f.field_id))
         elif f.field_id in extra or any(i in extra for i in _child_ids(ctx.table_schema, f.field_id)):
             top.append(f)
+    # fields outside the table schema (v3 row lineage under reserved ids) are read by id like any other
+    top += [p for p in ctx.projection.fields if ctx.table_schema.find_field_or_none(p.field_id) is None]
     return Schema(*top, schema_id=ctx.table_schema.schema_id)
 
 

@@ -183,8 +183,8 @@ def from_spark_type(
     if isinstance(t, T.NullType):
         return UnknownType()
     if hasattr(T, "VariantType") and isinstance(t, T.VariantType):
-        # Writing would need the Parquet variant encoding, which Floe's writers do not produce yet.
-        raise UnsupportedError(f"Spark type variant{where} is not supported yet: Floe cannot write VARIANT columns")
+        # Spark's Parquet writer stores it as the spec's unshredded variant group (metadata, value binaries)
+        return VariantType()
     if isinstance(t, T.StructType):
         return StructType(*(_from_spark_field(f, column, ids) for f in t.fields))
     if isinstance(t, T.ArrayType):

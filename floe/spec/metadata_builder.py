@@ -625,9 +625,10 @@ def _check_schema_compat(schema: Schema, format_version: int) -> None:
             raise ValidationError(
                 f"Invalid type for {name}: {f.field_type} is not supported until v3 (table is v{format_version})"
             )
-        if f.initial_default is not None:
+        if f.initial_default is not None or f.write_default is not None:
             raise ValidationError(
-                f"Invalid initial default for {name}: non-null default values are not supported until v3"
+                f"Invalid default for column {name!r}: column DEFAULT values need format version 3 (table is "
+                f"v{format_version}; set 'format-version'='3')"
             )
 
 

@@ -191,6 +191,7 @@ class NewColumn:
     required: bool = False
     doc: str | None = None
     position: ColumnPosition | None = None
+    default: object = None  # v3: initial-default and write-default (Floe's value representation)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -470,6 +471,17 @@ class AlterColumnNullability(AlterTable):
 
     column: str
     required: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterColumnDefault(AlterTable):
+    """``SET DEFAULT <constant>`` / ``DROP DEFAULT`` (default=None): the column's v3 write-default only.
+
+    ``default`` is the constant as SQL evaluates it; it is checked against the column's type when applied.
+    """
+
+    column: str
+    default: object
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

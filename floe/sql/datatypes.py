@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from floe.errors import UnsupportedError, ValidationError
+from floe.expressions.literals import convert_default
 from floe.spec import properties as P
 from floe.spec.schema import Schema, assign_fresh_ids
 from floe.spec.types import (
@@ -36,12 +37,15 @@ from floe.spec.types import (
     TimestampType,
     TimestamptzType,
     TimeType,
+    VariantType,
 )
+from floe.sql.literals import evaluate
 
 __all__ = [
     "ColumnConstraints",
     "check_unique",
     "column_constraints",
+    "column_default",
     "column_field",
     "parse_type",
     "primary_key",
@@ -72,6 +76,7 @@ _SIMPLE: dict[object, IcebergType] = {
     T.BINARY: BinaryType(),
     T.VARBINARY: BinaryType(),
     T.TIME: TimeType(),
+    T.VARIANT: VariantType(),  # format v3 (older tables refuse it when the schema is set)
 }
 
 
@@ -150,6 +155,7 @@ class ColumnConstraints:
     doc: str | None = None
     primary_key: bool = False  # ``id INT PRIMARY KEY NOT ENFORCED``: an identifier field
     unique: bool = False  # ``UNIQUE``: allowed only where an upsert keeps it true (see key_constraints)
+    default: exp.Expression | None = None  # ``DEFAULT <constant>`` (v3 column default), see column_default
 
 
 def _not_enforced(node: exp.Expression, what: str, column: str) -> None:
@@ -163,14 +169,15 @@ def _not_enforced(node: exp.Expression, what: str, column: str) -> None:
 
 
 def column_constraints(col: exp.ColumnDef) -> ColumnConstraints:
-    """NOT NULL, COMMENT, PRIMARY KEY and UNIQUE of a column definition; any other constraint is refused.
+    """NOT NULL, COMMENT, PRIMARY KEY, UNIQUE and DEFAULT of a column definition; any other is refused.
 
     Raises:
-        UnsupportedError: a constraint Floe would otherwise drop (DEFAULT, CHECK, GENERATED ..., or an
-            ENFORCED key), naming the column and the constraint.
+        UnsupportedError: a constraint Floe would otherwise drop (CHECK, GENERATED ..., or an ENFORCED key),
+            naming the column and the constraint.
     """
     required = primary_key = unique = False
     doc: str | None = None
+    default: exp.Expression | None = None
     name = col.name
     for c in col.args.get("constraints") or ():
         kind = c.args.get("kind")
@@ -184,15 +191,31 @@ def column_constraints(col: exp.ColumnDef) -> ColumnConstraints:
         elif isinstance(kind, exp.UniqueColumnConstraint):
             unique = True
         elif isinstance(kind, exp.DefaultColumnConstraint):
-            raise UnsupportedError(
-                f"Column {name!r}: DEFAULT values are not supported yet (format v3 column defaults); "
-                "the statement was not run"
-            )
+            default = kind.this
         else:
             raise UnsupportedError(
                 f"Column {name!r}: constraint {c.sql(dialect='spark')!r} is not supported; the statement was not run"
             )
-    return ColumnConstraints(required, doc, primary_key, unique)
+    return ColumnConstraints(required, doc, primary_key, unique, default)
+
+
+def column_default(node: exp.Expression | None, field_type: IcebergType, column: str) -> object:
+    """The value of ``DEFAULT <constant>`` for a column of ``field_type`` (``None``: no default).
+
+    Raises:
+        UnsupportedError: the default is not a constant (``current_timestamp()`` ...): Iceberg stores values.
+        ValidationError: the value does not fit the type (names column, value and type).
+    """
+    if node is None:
+        return None
+    try:
+        value = evaluate(node)
+    except UnsupportedError:
+        raise UnsupportedError(
+            f"Column {column!r}: DEFAULT {node.sql(dialect='spark')} is not a constant (Iceberg stores default "
+            "values, not expressions); the statement was not run"
+        ) from None
+    return convert_default(value, field_type, column=column)
 
 
 def column_field(col: exp.Expression, ids: _Ids) -> NestedField:
@@ -202,14 +225,13 @@ def column_field(col: exp.Expression, ids: _Ids) -> NestedField:
     dtype = col.args.get("kind")
     if not isinstance(dtype, exp.DataType):
         raise ValidationError(f"Column {col.name!r} has no type")
-    if dtype.find(exp.DataType) is not None and any(t.this == T.VARIANT for t in dtype.find_all(exp.DataType)):
-        raise UnsupportedError(
-            f"Column {col.name!r}: type VARIANT is not supported yet (Floe does not write the Parquet variant "
-            "encoding); the statement was not run"
-        )
     fid = ids()
     declared = column_constraints(col)
-    return NestedField(fid, col.name, to_iceberg_type(dtype, ids), declared.required, declared.doc)
+    field_type = to_iceberg_type(dtype, ids)
+    # A new column's default is both the value for rows written before it (initial) and for writers that
+    # omit it (write); format versions below 3 refuse both when the table is built.
+    default = column_default(declared.default, field_type, col.name)
+    return NestedField(fid, col.name, field_type, declared.required, declared.doc, default, default)
 
 
 def primary_key(columns: Sequence[exp.Expression]) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ import logging
 
 import sqlglot
 from sqlglot import TokenType, exp
+from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel
 from sqlglot.errors import ParseError as SqlglotParseError
 
@@ -28,6 +29,10 @@ class _DropCommandFallbackWarnings(logging.Filter):
 
 
 logging.getLogger("sqlglot").addFilter(_DropCommandFallbackWarnings())
+
+# sqlglot's Spark generator writes ``parse_json('{"a": 1}')`` back as the bare string (its dialect has no
+# PARSE_JSON name): a VARIANT column then got the JSON text as one variant string. Spark 4 has the function.
+Spark.Generator.PARSE_JSON_NAME = "PARSE_JSON"
 
 
 def short_sql(sql: str, limit: int = 80) -> str:

@@ -17,6 +17,7 @@ from floe.sql.datatypes import (
 )
 from floe.sql.identifiers import Name
 from floe.sql.lexer import Cursor
+from floe.sql.literals import evaluate
 from floe.sql.parse_common import parse_sqlglot, property_list, short_sql, unsupported
 from floe.sql.queries import make_query
 from floe.sql.query_tables import table_name
@@ -348,13 +349,15 @@ def _add_columns(sql: str, table: Name) -> c.AddColumns:
                 f"ALTER TABLE ... ADD COLUMN {'.'.join(path)}: a key is declared with ALTER TABLE ... SET IDENTIFIER "
                 "FIELDS, not in ADD COLUMN"
             )
+        field = column_field(d, _Ids())
         columns.append(
             c.NewColumn(
                 path=path,
-                field_type=column_field(d, _Ids()).field_type,
+                field_type=field.field_type,
                 required=declared.required,
                 doc=declared.doc,
                 position=_position(d.args.get("position")),
+                default=field.write_default,
             )
         )
     return c.AddColumns(sql=sql, table=table, columns=tuple(columns))
@@ -404,11 +407,12 @@ def _alter_column(cur: Cursor, table: Name) -> c.Statement:
             changes.append(c.AlterColumnNullability(sql=sql, table=table, column=col, required=True))
         elif cur.accept("DROP", "NOT", "NULL"):
             changes.append(c.AlterColumnNullability(sql=sql, table=table, column=col, required=False))
-        elif cur.at("SET", "DEFAULT") or cur.at("DROP", "DEFAULT"):
-            raise UnsupportedError(
-                f"ALTER COLUMN {col} {cur.word()} DEFAULT: column DEFAULT values are not supported yet "
-                "(format v3 column defaults); the statement was not run"
-            )
+        elif cur.accept("DROP", "DEFAULT"):
+            changes.append(c.AlterColumnDefault(sql=sql, table=table, column=col, default=None))
+        elif cur.accept("SET", "DEFAULT"):
+            text = cur.rest_text()
+            cur.pos = len(cur.tokens)
+            changes.append(c.AlterColumnDefault(sql=sql, table=table, column=col, default=_constant(text, col)))
         else:
             cur.fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
         if not cur.done:  # Spark's grammar: one change per ALTER COLUMN (TYPE ... COMMENT is a syntax error)
@@ -416,6 +420,19 @@ def _alter_column(cur: Cursor, table: Name) -> c.Statement:
     if not changes:
         cur.fail("expected a column change")
     return changes[0]
+
+
+def _constant(text: str, column: str) -> object:
+    """The value of ``SET DEFAULT <text>``: a constant, as Iceberg stores values, not expressions."""
+    try:
+        node = parse_sqlglot("SELECT " + text)
+        assert isinstance(node, exp.Select) and len(node.expressions) == 1
+        return evaluate(node.expressions[0])
+    except (ParseError, AssertionError, UnsupportedError):
+        raise UnsupportedError(
+            f"ALTER COLUMN {column} SET DEFAULT {text}: not a constant (Iceberg stores default values, not "
+            "expressions); the statement was not run"
+        ) from None
 
 
 def _sort_field(cur: Cursor) -> c.SortField:

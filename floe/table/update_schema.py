@@ -8,10 +8,11 @@ the table's ``last-column-id``; existing ids never change, which is what keeps o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
+from floe.expressions.literals import convert_default
 from floe.spec.schema import Schema
 from floe.spec.table_metadata import TableMetadata
 from floe.spec.types import IcebergType, ListType, MapType, NestedField, StructType, is_promotion_allowed
@@ -161,28 +162,38 @@ class UpdateSchema(PendingUpdate):
         field_type: IcebergType,
         doc: str | None = None,
         required: bool = False,
+        *,
+        default: object = None,
     ) -> Self:
         """Add a column; ``path`` may be ``("parent", "child")`` or ``"parent.child"`` for nested fields.
 
-        A required column needs ``allow_incompatible_changes`` (existing rows have no value for it).
+        ``default`` (format v3) becomes the column's ``initial-default`` (the value rows written before it
+        read) and ``write-default``. A required column needs a default or ``allow_incompatible_changes``
+        (existing rows have no value for it).
+
+        Raises (at commit):
+            ValidationError: the default does not fit the type, or the table is older than format v3.
         """
         parts = tuple(path.split(".")) if isinstance(path, str) else tuple(path)
         if not parts or not all(parts):
             raise ValidationError(f"Invalid column path {path!r}")
-        if required and not self._allow_incompatible:
+        name = ".".join(parts)
+        value = convert_default(default, field_type, column=name)
+        if required and value is None and not self._allow_incompatible:
             raise ValidationError(
-                f"Incompatible change: cannot add required column {'.'.join(parts)!r} (existing rows have no value)"
+                f"Incompatible change: cannot add required column {name!r} (existing rows have no value)"
             )
 
         def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
             owner = _ROOT if len(parts) == 1 else self._struct_owner(tree, schema, ".".join(parts[:-1]))
             if self._sibling_named(tree, owner, parts[-1]) is not None:
                 raise ValidationError(
-                    f"Cannot add column {'.'.join(parts)!r}: it already exists in table {self._table.name()}"
+                    f"Cannot add column {name!r}: it already exists in table {self._table.name()}"
                 )
+            _needs_v3(base, name, self._table.name(), value)
             fid = tree.next_id()
             typ = _fresh_ids(field_type, tree.next_id)
-            tree.fields[fid] = NestedField(fid, parts[-1], typ, required, doc)
+            tree.fields[fid] = NestedField(fid, parts[-1], typ, required, doc, value, value)
             tree.children.setdefault(owner, []).append(fid)
             _register(tree, fid, typ)
 
@@ -281,6 +292,23 @@ class UpdateSchema(PendingUpdate):
         self._ops.append(op)
         return self
 
+    def update_column_default(self, name: str, default: object) -> Self:
+        """Set (or with ``None`` drop) a column's ``write-default`` (format v3): the value writers use when
+        they omit the column. The ``initial-default`` never changes: rows already written keep reading it.
+
+        Raises (at commit):
+            ValidationError: the value does not fit the column's type, or the table is older than v3.
+        """
+
+        def op(tree: _Tree, schema: Schema, base: TableMetadata) -> None:
+            f = self._find(schema, name)
+            value = convert_default(default, f.field_type, column=name)
+            _needs_v3(base, name, self._table.name(), value)
+            tree.fields[f.field_id] = replace(tree.fields[f.field_id], write_default=value)
+
+        self._ops.append(op)
+        return self
+
     def make_column_optional(self, name: str) -> Self:
         """Allow nulls in a column."""
         return self.update_column(name, required=False)
@@ -362,6 +390,14 @@ class UpdateSchema(PendingUpdate):
             return [SetCurrentSchema(existing.schema_id)]
         last = max(base.last_column_id, new.highest_field_id)
         return [AddSchema(new, last), SetCurrentSchema(LAST_ADDED)]
+
+
+def _needs_v3(base: TableMetadata, column: str, table: str, value: object) -> None:
+    if value is not None and base.format_version < 3:
+        raise ValidationError(
+            f"Cannot set DEFAULT {value!r} on column {column!r} of table {table}: column defaults need format "
+            f"version 3 (table is v{base.format_version}; set 'format-version'='3')"
+        )
 
 
 def _fresh_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from floe.errors import ValidationError
+from floe.io.projection import constant_array
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.types import (
@@ -125,6 +126,10 @@ def conform(data: Data, arrow_schema: pa.Schema, schema: Schema, *, table_name: 
     columns: list[Any] = []
     for target, field in zip(arrow_schema, schema.as_struct().fields, strict=True):
         if target.name not in names:
+            if field.write_default is not None:  # v3: an omitted column gets its write-default
+                filled = constant_array(field.write_default, field.field_type, data.num_rows, column=target.name)
+                columns.append(filled if filled.type == target.type else filled.cast(target.type))
+                continue
             if field.required:
                 raise ValidationError(f"Cannot write to table {table_name}: required column {target.name!r} is missing")
             columns.append(pa.nulls(data.num_rows, type=target.type))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 import floe.spark
+from floe.cli.sql import make_session
+from floe.config import FloeConfig
 from floe.sql import ResultSet
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
@@ -45,3 +48,13 @@ def iceberg_catalog(spark: SparkSession, name: str, **props: str) -> Iterator[st
     finally:
         for k in keys:
             spark.conf.unset(k)
+
+
+def hadoop_session(spark: SparkSession, warehouse: Path, home: Path, catalog: str = "c") -> SqlSession:
+    """A Floe SQL session whose catalog ``catalog`` is an Iceberg Hadoop catalog on ``warehouse`` (the layout
+    jsql's ``Jsql.hadoop_catalog`` opens), with its Floe home under ``home``."""
+    prefix = f"spark.sql.catalog.{catalog}"
+    conf = {"spark.sql.session.timeZone": "UTC", prefix: "org.apache.iceberg.spark.SparkCatalog",
+            f"{prefix}.type": "hadoop", f"{prefix}.warehouse": f"file:{warehouse}"}
+    cfg = FloeConfig.load(conf, environ={"HOME": str(home), "FLOE_HOME": str(home / ".floe")}, cwd=home)
+    return make_session(cfg, spark=spark)

@@ -254,9 +254,10 @@ def test_format_iceberg_save_of_a_location_refuses_upsert_tables(spark: SparkSes
 
 
 @pytest.mark.parametrize("ddl, message", [
-    ("CREATE TABLE db.{n} (id INT, c INT DEFAULT 5) USING iceberg", r"Column 'c': DEFAULT values are not supported"),
-    ("CREATE TABLE db.{n} (id INT, v VARIANT) USING iceberg TBLPROPERTIES ('format-version'='3')",
-     r"Column 'v': type VARIANT is not supported yet"),
+    ("CREATE TABLE db.{n} (id INT, c INT DEFAULT 5) USING iceberg TBLPROPERTIES ('format-version'='2')",
+     r"column 'c': column DEFAULT values need format version 3"),
+    ("CREATE TABLE db.{n} (id INT, v VARIANT) USING iceberg TBLPROPERTIES ('format-version'='2')",
+     r"Invalid type for v: variant is not supported until v3 \(table is v2\)"),
     ("CREATE TABLE db.{n} (id INT UNIQUE, data STRING) USING iceberg", r"Column 'id': UNIQUE cannot be enforced"),
     ("CREATE TABLE db.{n} (id INT, PRIMARY KEY (id) ENFORCED) USING iceberg", r"Syntax error .* ENFORCED"),
     ("CREATE TABLE db.{n} (id INT CHECK (id > 0)) USING iceberg", r"Column 'id': constraint .* is not supported"),
@@ -270,21 +271,21 @@ def test_create_table_refuses_what_it_would_drop(session: SqlSession, ddl: str, 
     assert not session.sql(f"SHOW TABLES IN db LIKE '{name}'")[-1].rows
 
 
-def test_alter_table_refuses_column_defaults(session: SqlSession) -> None:
+def test_alter_table_refuses_column_defaults_below_v3(session: SqlSession) -> None:
     name = f"d_{next(_N)}"
-    session.sql(f"CREATE TABLE db.{name} (id INT) USING iceberg TBLPROPERTIES ('format-version'='3')")
-    with pytest.raises(UnsupportedError, match="Column 'c': DEFAULT values are not supported"):
+    session.sql(f"CREATE TABLE db.{name} (id INT) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    with pytest.raises(ValidationError, match="DEFAULT 5 on column 'c' .* need format version 3"):
         session.sql(f"ALTER TABLE db.{name} ADD COLUMN c INT DEFAULT 5")
-    with pytest.raises(UnsupportedError, match="SET DEFAULT: column DEFAULT values are not supported"):
+    with pytest.raises(ValidationError, match="DEFAULT 7 on column 'id' .* need format version 3"):
         session.sql(f"ALTER TABLE db.{name} ALTER COLUMN id SET DEFAULT 7")
     assert [f.name for f in _table(session, name).schema().fields] == ["id"]
 
 
-def test_dataframe_with_a_variant_column_is_refused(session: SqlSession, spark: SparkSession) -> None:
+def test_dataframe_with_a_variant_column_is_refused_below_v3(session: SqlSession, spark: SparkSession) -> None:
     name = f"v_{next(_N)}"
-    session.sql(f"CREATE TABLE db.{name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    session.sql(f"CREATE TABLE db.{name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2')")
     df = spark.sql("SELECT 1L AS id, parse_json('{\"a\": 1}') AS v")
-    with pytest.raises(UnsupportedError, match="variant .*'v'.* not supported yet"):
+    with pytest.raises(ValidationError, match="variant is not supported until v3"):
         write(_table(session, name), df, options={"mergeSchema": "true"})
     assert [f.name for f in _table(session, name).schema().fields] == ["id"]
 

@@ -36,6 +36,7 @@ from floe.maintenance.sort_order_arg import SortTerm, ZOrder, parse_sort_order
 from floe.maintenance.zorder import interleave_bits, ordered_bytes
 from floe.spark.procedures.group_rewrites import rewrite_groups
 from floe.spark.runtime.configure import attach
+from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, natively_positioned
 from floe.spark.scan.table_read import dataframe_for_scan
 from floe.spark.write.dataframe_write import USE_TABLE_ORDERING_OPTION, write_files
 from floe.spark.write.layout import hidden_partition_columns
@@ -158,7 +159,12 @@ def _rewrite_group(
     order: list[SortTerm] | ZOrder | None,
 ) -> list[DataFile]:
     opts = plan.options
-    df = dataframe_for_scan(session, plan.read_scan, list(group.tasks))
+    # v3: rewritten rows keep their row id and last-updated sequence number (spec "Row Lineage"); ids are
+    # inherited from positions, so only natively positioned (Parquet) groups can keep them.
+    lineage = table.format_version >= 3 and all(natively_positioned(t) for t in group.tasks)
+    df = dataframe_for_scan(session, plan.read_scan, list(group.tasks), with_position=lineage, lineage=lineage)
+    if lineage:
+        df = df.drop(ROW_FILE_COLUMN, ROW_POS_COLUMN)
     write_options = {"target-file-size-bytes": str(opts.write_max_file_size)}
     if mode == "binpack":
         # As Java's bin-pack runner: each read split becomes one output file (splits sized input /

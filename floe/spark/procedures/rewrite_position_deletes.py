@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -27,15 +28,18 @@ from floe.maintenance.rewrite_position_deletes import (
     commit_position_delete_rewrite,
     plan_position_delete_rewrite,
 )
+from floe.scan.delete_index import is_deletion_vector
 from floe.spark.procedures.group_rewrites import rewrite_groups
+from floe.spark.row_level.deletion_vectors import deletion_vectors_for
 from floe.spark.row_level.position_deletes import write_position_deletes
 from floe.spark.runtime.configure import attach
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.delete_joins import read_position_delete_rows
 from floe.spark.scan.file_uris import file_relation
 from floe.spark.scan.worker_read import files_in_workers
-from floe.spec.manifest import DataFile
+from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
 from floe.table.table import Table
+from floe.write.commit import deleted_on_failure
 
 __all__ = ["rewrite_position_delete_files"]
 
@@ -86,6 +90,8 @@ def rewrite_position_delete_files(
     session = spark or SparkSession.getActiveSession()
     if session is None:
         raise ValidationError(f"rewrite_position_delete_files of table {table.name()} needs an active SparkSession")
+    if table.format_version >= 3:
+        return _to_deletion_vectors(table)
     plan = plan_position_delete_rewrite(table, options=options)
     if not plan.groups:
         return RewritePositionDeletesResult(0, 0, 0, 0)
@@ -124,3 +130,39 @@ def rewrite_position_delete_files(
         rewritten_bytes_count=sum(g.size_bytes for g, _ in committed),
         added_bytes_count=sum(f.file_size_in_bytes for _, files in committed for f in files),
     )
+
+
+def _to_deletion_vectors(table: Table) -> RewritePositionDeletesResult:
+    """Format v3 takes no new position delete files (spec "Deletion Vectors"): the position delete files a
+    table kept from v2 are rewritten as one deletion vector per data file they name (merged with the file's
+    vector, if any) and removed, in one row delta."""
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return RewritePositionDeletesResult(0, 0, 0, 0)
+    tasks = [t for t in table.scan(snapshot_id=snapshot.snapshot_id).plan_files() if any(_old_style(e) for e in t.deletes)]
+    if not tasks:
+        return RewritePositionDeletesResult(0, 0, 0, 0)
+    vectors = deletion_vectors_for(table, {t.data_file.file_path: np.empty(0, np.int64) for t in tasks}, tasks)
+    # every live data file a position delete file names now has a vector holding its rows: the files go
+    old = {e.data_file.file_path: e.data_file for t in tasks for e in t.deletes if _old_style(e)}
+    removed = {**old, **{f.file_path + f"@{f.content_offset}": f for f in vectors.replaced if f.file_format == FileFormat.PUFFIN}}
+    with deleted_on_failure(table.io, vectors.added[:1]):
+        op = table.new_row_delta()
+        for f in removed.values():
+            op.remove_deletes(f)
+        for f in vectors.added:
+            op.add_deletes(f)
+        op.validate_from_snapshot(snapshot.snapshot_id)
+        op.validate_data_files_exist(t.data_file.file_path for t in tasks)
+        op.validate_no_conflicting_delete_files()
+        op.commit()
+    return RewritePositionDeletesResult(
+        rewritten_delete_files_count=len(old),
+        added_delete_files_count=len(vectors.added),
+        rewritten_bytes_count=sum(f.file_size_in_bytes for f in old.values()),
+        added_bytes_count=vectors.added[0].file_size_in_bytes if vectors.added else 0,
+    )
+
+
+def _old_style(entry: ManifestEntry) -> bool:
+    return entry.data_file.content == FileContent.POSITION_DELETES and not is_deletion_vector(entry)

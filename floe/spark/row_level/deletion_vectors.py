@@ -14,7 +14,7 @@ The new positions come from Spark grouped by data file; the vectors are built an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from floe.scan.tasks import FileScanTask
     from floe.table.table import Table
 
-__all__ = ["DeletionVectors", "write_deletion_vectors"]
+__all__ = ["DeletionVectors", "deletion_vectors_for", "write_deletion_vectors"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +60,26 @@ def write_deletion_vectors(table: Table, positions: DataFrame, tasks: Sequence[F
         The new vectors (in one Puffin file; none when ``positions`` is empty) and the delete files they
         replace. The caller commits both and deletes the Puffin file if its commit fails.
     """
-    by_path = {t.data_file.file_path: t for t in tasks}
     grouped = positions.groupBy("file_path").agg(F.collect_list("pos").alias("positions")).collect()
-    if not grouped:
+    new = {str(r["file_path"]): np.asarray(r["positions"], dtype=np.int64) for r in grouped}
+    return deletion_vectors_for(table, new, tasks)
+
+
+def deletion_vectors_for(
+    table: Table, positions: Mapping[str, np.ndarray], tasks: Sequence[FileScanTask]
+) -> DeletionVectors:
+    """The deletion vectors of the data files ``positions`` names (newly deleted positions per file, maybe
+    none: the file's earlier deletes are merged in either way), written in one Puffin file."""
+    by_path = {t.data_file.file_path: t for t in tasks}
+    if not positions:
         return DeletionVectors([], [])
     ctx = _read_context(table)
     blobs: list[PuffinBlob] = []
     owners: list[FileScanTask] = []
     replaced: dict[str, DataFile] = {}
-    for row in sorted(grouped, key=lambda r: str(r["file_path"])):
-        task = by_path[row["file_path"]]
-        new = np.asarray(row["positions"], dtype=np.int64)
+    for file_path in sorted(positions):
+        task = by_path[file_path]
+        new = positions[file_path]
         earlier = deleted_positions_of(ctx, task)
         merged = np.unique(new if earlier is None else np.concatenate([earlier, new]))
         path = task.data_file.file_path

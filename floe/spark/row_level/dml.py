@@ -42,11 +42,17 @@ from floe.spark.row_level.position_deletes import per_file_granularity
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import session
 from floe.spark.scan.driver_rows import empty_frame
-from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
+from floe.spark.scan.row_columns import (
+    ROW_FILE_COLUMN,
+    ROW_ID_STORED,
+    ROW_POS_COLUMN,
+    ROW_SEQ_STORED,
+    natively_positioned,
+    quoted,
+)
 from floe.spark.scan.table_read import dataframe_for_scan
 from floe.spark.types import to_spark_schema, to_spark_type
 from floe.spec import properties as P
-from floe.spec.manifest import FileFormat
 from floe.spec.types import NestedField, StructType
 from floe.table.row_changes import Clause as RowClause
 from floe.table.row_changes import UpsertResult
@@ -229,9 +235,11 @@ def delete_rows(
     write_options: dict[str, str] = {}
     if partial:
         positioned = all(_natively_positioned(t) for t in partial)
-        rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=positioned), target_alias)
+        lineage = _keeps_lineage(table, positioned)
+        rows = _aliased(dataframe_for_scan(session, scan, partial, with_position=positioned, lineage=lineage), target_alias)
         rows, write_options = rewrite_distribution(table, rows.where(f"NOT coalesce(({condition}), false)"), "DELETE", partial)
-        keep = rows.select(*(F.col(quoted(f.name)) for f in table.schema().fields))
+        # surviving rows keep their row id and last-updated sequence number (v3 row lineage)
+        keep = rows.select(*(F.col(quoted(f.name)) for f in table.schema().fields), *_lineage_columns(lineage))
     rewrite_commit(table, snapshot_id=snapshot_id, removed=whole + partial, new_rows=keep, expr=expr,
                     snapshot_properties=props, branch=branch, write_options=write_options)
     return True
@@ -247,6 +255,16 @@ def _files_with_matches(
     rows = _aliased(dataframe_for_scan(session, scan, list(tasks), with_position=True), alias)
     paths = {r[0] for r in rows.where(f"({condition})").select(ROW_FILE_COLUMN).distinct().collect()}
     return [t for t in tasks if t.data_file.file_path in paths]
+
+
+def _lineage_columns(keep: bool) -> list[Column]:
+    return [F.col(ROW_ID_STORED), F.col(ROW_SEQ_STORED)] if keep else []
+
+
+def _keeps_lineage(table: Table, positioned: bool) -> bool:
+    """Whether rewritten rows keep their v3 row lineage: ids are inherited from positions, so the rows must
+    come with them (Parquet read natively); other rows are written as new rows, with new ids."""
+    return table.format_version >= 3 and positioned
 
 
 def _aliased(rows: DataFrame, alias: str | None) -> DataFrame:
@@ -333,7 +351,8 @@ def update_rows(
                            snapshot_properties=props, branch=branch)
             return True
     positioned = mor or all(_natively_positioned(t) for t in tasks)
-    rows = _aliased(dataframe_for_scan(spark, scan, tasks, with_position=positioned), target_alias)
+    lineage = _keeps_lineage(table, positioned)
+    rows = _aliased(dataframe_for_scan(spark, scan, tasks, with_position=positioned, lineage=lineage), target_alias)
     matched = F.coalesce(F.expr(f"({cond})"), F.lit(False))
     if mor:
         rows = rows.where(F.expr(f"({cond})"))  # only matching rows; a bare condition is pushed down
@@ -344,12 +363,14 @@ def update_rows(
             cols.append(F.when(matched, new).otherwise(F.col(quoted(f.name))).alias(f.name))
         else:
             cols.append(F.col(quoted(f.name)))
+    if lineage:  # an updated row keeps its id; its sequence number is the new commit's (null: inherited)
+        cols += [F.col(ROW_ID_STORED), F.when(matched, F.lit(None)).otherwise(F.col(ROW_SEQ_STORED)).alias(ROW_SEQ_STORED)]
     if mor:
         updated = rows.select(*cols)
     else:
         located = [F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN)] if positioned else []
         distributed, write_options = rewrite_distribution(table, rows.select(*cols, *located), "UPDATE", tasks)
-        updated = distributed.select(*(F.col(quoted(f.name)) for f in schema.fields))
+        updated = distributed.select(*(F.col(quoted(f.name)) for f in schema.fields), *_lineage_columns(lineage))
     observer = _position_observer(table, spark, tasks, what) if mor else None
     if observer is not None:
         # One job: the updated rows' write also gathers their positions (floe.spark.row_level.observed_positions).
@@ -409,8 +430,11 @@ def merge_into(
     positioned = all(_natively_positioned(task) for task in tasks)
     if mor and not positioned:
         raise UnsupportedError(f"{what}: merge-on-read of table {table.name()} needs Parquet data and delete files")
+    lineage = _keeps_lineage(table, positioned)
     if tasks:
-        target = dataframe_for_scan(spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=positioned)
+        target = dataframe_for_scan(
+            spark, table.scan(snapshot_id=snapshot_id), tasks, with_position=positioned, lineage=lineage
+        )
         if not positioned:
             target = target.select("*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN),
                                    F.lit(None).cast("long").alias(ROW_POS_COLUMN))
@@ -418,6 +442,8 @@ def merge_into(
         target = empty_frame(spark, to_spark_schema(table.schema())).select(
             "*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN), F.lit(None).cast("long").alias(ROW_POS_COLUMN)
         )
+    if ROW_ID_STORED not in target.columns:  # no lineage to keep: rows written get new ids
+        target = target.withColumns({ROW_ID_STORED: F.lit(None).cast("long"), ROW_SEQ_STORED: F.lit(None).cast("long")})
     target = target.withColumn(_TID, F.monotonically_increasing_id())
     source = source.withColumn(_SRC, F.lit(True))
     tv, sv = f"__floe_merge_target_{id(target):x}", f"__floe_merge_source_{id(source):x}"
@@ -461,6 +487,12 @@ def merge_into(
         added = f"NOT ({t_in}) AND {among(by_action['insert'])}"
         changed = f"{t_in} AND {among(by_action['update'] + by_action['delete'])}"
         updated = f"{t_in} AND {among(by_action['update'])}"
+        # v3 row lineage: a kept or updated target row keeps its id, an updated one gets the new commit's
+        # sequence number (null: inherited), an inserted row gets both anew (no target row: null)
+        lineage_cols = [
+            f"{quoted(t)}.{ROW_ID_STORED} AS {ROW_ID_STORED}",
+            f"CASE WHEN {updated} THEN NULL ELSE {quoted(t)}.{ROW_SEQ_STORED} END AS {ROW_SEQ_STORED}",
+        ]
         join_kind = "FULL OUTER" if by_source or not insert_only else "RIGHT OUTER"
         join = f"{quoted(tv)} AS {quoted(t)} {join_kind} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
         matched = [cl for cl in clauses if cl.match == "matched"]
@@ -470,11 +502,11 @@ def merge_into(
             return _merge_on_read_once(
                 table, spark, tasks, snapshot_id, branch, props, what,
                 joined=spark.sql(
-                    f"SELECT {', '.join(new_cols)}, ({action}) AS {_ACTION}, {quoted(t)}.{_TID} AS {_TID}, "
+                    f"SELECT {', '.join(new_cols + lineage_cols)}, ({action}) AS {_ACTION}, {quoted(t)}.{_TID} AS {_TID}, "
                     f"{quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, {quoted(t)}.{ROW_POS_COLUMN} AS {_RPOS} "
                     f"FROM {join} WHERE {s_in}"
                 ),
-                columns=[f.name for f in table.schema().fields],
+                columns=[f.name for f in table.schema().fields] + [ROW_ID_STORED, ROW_SEQ_STORED],
                 check_cardinality=bool(matched) and not only_delete,
                 ids=by_action,
             )
@@ -504,7 +536,7 @@ def merge_into(
         if check_cardinality and duplicated:
             raise ValidationError(_cardinality_violation(what))
         if mor:
-            rows = spark.sql(f"SELECT {', '.join(new_cols)} FROM {join} WHERE ({updated}) OR ({added})")
+            rows = spark.sql(f"SELECT {', '.join(new_cols + lineage_cols)} FROM {join} WHERE ({updated}) OR ({added})")
             gone = spark.sql(
                 f"SELECT DISTINCT {quoted(t)}.{ROW_FILE_COLUMN}, {quoted(t)}.{ROW_POS_COLUMN} FROM {join} "
                 f"WHERE {changed}"
@@ -515,7 +547,7 @@ def merge_into(
             return len(table.refresh().metadata.snapshots) != before
         kept = f"{t_in} AND {in_touched} AND NOT {among(by_action['delete'])}"
         rows, write_options = rewrite_distribution(
-            table, spark.sql(f"SELECT {', '.join(cols)} FROM {join} WHERE ({kept}) OR ({added})"), "MERGE"
+            table, spark.sql(f"SELECT {', '.join(cols + lineage_cols)} FROM {join} WHERE ({kept}) OR ({added})"), "MERGE"
         )
         rewrite_commit(table, snapshot_id=snapshot_id, removed=touched, new_rows=rows, expr=AlwaysTrue(),
                         snapshot_properties=props, branch=branch, write_options=write_options)
@@ -653,11 +685,7 @@ def _checked_positions(matched: DataFrame, violation: str | None) -> DataFrame:
     return per_row.where(keep).select(F.col(_RFILE).alias(ROW_FILE_COLUMN), F.col(_RPOS).alias(ROW_POS_COLUMN))
 
 
-def _natively_positioned(task: FileScanTask) -> bool:
-    """Whether the read path gives this task's rows their file and position (Parquet read by Spark)."""
-    return task.data_file.file_format == FileFormat.PARQUET and all(
-        e.data_file.file_format in (FileFormat.PARQUET, FileFormat.PUFFIN) for e in task.deletes
-    )
+_natively_positioned = natively_positioned
 
 
 # -- the Python API's engine (table.delete / update / merge / upsert) ---------------------------------------

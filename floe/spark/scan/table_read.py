@@ -20,6 +20,7 @@ pyarrow/fastavro (floe.scan.arrow_read) and unioned in:
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import TypeAlias
 
 from pyspark.sql import DataFrame, SparkSession
@@ -39,8 +40,15 @@ from floe.scan.table_scan import LocatedTable, TableLike, TableScan
 from floe.scan.tasks import FileScanTask
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach, session_config
-from floe.spark.scan.metadata_columns import METADATA_COLUMNS, add_metadata_columns
+from floe.spark.scan.metadata_columns import (
+    LINEAGE_COLUMNS,
+    METADATA_COLUMNS,
+    add_metadata_columns,
+    resolve_lineage,
+)
+from floe.spark.scan.row_columns import ROW_ID_STORED, ROW_SEQ_STORED
 from floe.spark.scan.scan_frames import ROW_FILE_COLUMN, ROW_POS_COLUMN, ScanInputs, tasks_to_dataframe
+from floe.spec.row_lineage import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID
 from floe.spec.schema import Schema
 
 _FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
@@ -133,8 +141,11 @@ def scan_for(
     return scan
 
 
-def _read_schema(scan: TableScan, bound: BooleanExpression, tasks: list[FileScanTask]) -> Schema:
-    """Top-level columns to read: the projection, plus filter and equality-delete columns."""
+def _read_schema(
+    scan: TableScan, bound: BooleanExpression, tasks: list[FileScanTask], lineage: bool = False
+) -> Schema:
+    """Top-level columns to read: the projection, plus filter and equality-delete columns, then (``lineage``)
+    the row lineage values the files store."""
     table_schema = scan.table_schema()
     wanted = {f.field_id for f in scan.projection().fields}
     extra = set(referenced_field_ids(bound)) if not isinstance(bound, AlwaysTrue) else set()
@@ -148,6 +159,8 @@ def _read_schema(scan: TableScan, bound: BooleanExpression, tasks: list[FileScan
             fields.append(projection[f.field_id])
         elif f.field_id in extra or any(table_schema.accessor_path(i)[0] == f.field_id for i in extra if table_schema.find_field_or_none(i)):
             fields.append(f)
+    if lineage:
+        fields += [replace(ROW_ID, name=ROW_ID_STORED), replace(LAST_UPDATED_SEQUENCE_NUMBER, name=ROW_SEQ_STORED)]
     return Schema(*fields, schema_id=table_schema.schema_id)
 
 
@@ -159,18 +172,23 @@ def dataframe_for_scan(
     *,
     with_position: bool = False,
     equality_matches: bool = False,
+    lineage: bool = False,
 ) -> DataFrame:
     """The rows of a planned scan as a native DataFrame with the scan's projected columns.
 
     ``with_position`` adds each row's data file (its path as the manifest spells it) and position
     (floe.spark.scan.row_columns.ROW_FILE_COLUMN and ROW_POS_COLUMN) after those columns; every task must then
     read a Parquet data file natively. ``equality_matches`` keeps only the rows the tasks' equality deletes
-    (one key) match, instead of dropping them.
+    (one key) match, instead of dropping them. ``lineage`` adds the v3 row lineage values the files store
+    (ROW_ID_STORED, ROW_SEQ_STORED), resolved: stored where the file has them, else inherited.
     """
     planned = list(scan.plan_files()) if tasks is None else tasks
     table_schema = scan.table_schema()
     bound = bind(table_schema, scan.row_filter, scan.case_sensitive)
-    read_schema = _read_schema(scan, bound, planned)
+    if lineage and not with_position:
+        raise ValidationError("Row lineage values are inherited from row positions: read them with_position")
+    stored = lineage and scan.metadata.format_version >= 3
+    read_schema = _read_schema(scan, bound, planned, stored)
     mapping = name_mapping_of(dict(scan.metadata.properties), table_schema)
 
     inputs = ScanInputs(
@@ -188,9 +206,13 @@ def dataframe_for_scan(
     df = tasks_to_dataframe(spark, inputs, planned, with_position=with_position, equality_matches=equality_matches)
     if not isinstance(bound, AlwaysTrue):
         df = df.where(to_spark_sql(bound))
+    if lineage:
+        df = resolve_lineage(scan.metadata, planned, df)
     out = [f.name for f in scan.projection().fields]
     if with_position:
         out += [ROW_FILE_COLUMN, ROW_POS_COLUMN]
+    if lineage:
+        out += [ROW_ID_STORED, ROW_SEQ_STORED]
     if df.columns == out:
         return df
     return df.selectExpr(*["`" + n.replace("`", "``") + "`" for n in out])
@@ -258,6 +280,7 @@ def read(
     if not metadata_columns:
         return dataframe_for_scan(spark, scan)
     tasks = list(scan.plan_files())
-    df = dataframe_for_scan(spark, scan, tasks, with_position=True)
+    lineage = bool(set(metadata_columns) & set(LINEAGE_COLUMNS))
+    df = dataframe_for_scan(spark, scan, tasks, with_position=True, lineage=lineage)
     names = [f.name for f in scan.projection().fields]
     return add_metadata_columns(spark, scan.metadata, tasks, df, names, metadata_columns)

@@ -54,20 +54,33 @@ from floe.expressions.base import BooleanExpression
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
+from floe.serde.json_types import default_to_json
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.file_uris import spark_location
+from floe.spark.scan.row_columns import ROW_ID_STORED, ROW_SEQ_STORED, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
 from floe.spark.write.layout import decode_partition_dirs, hidden_partition_columns
 from floe.spark.write.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
+from floe.spec.row_lineage import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID
 from floe.spec.schema import Schema, walk_fields
 from floe.spec.sort_order import UNSORTED_ORDER_ID, NullOrder, SortDirection, SortOrder
-from floe.spec.types import DoubleType, FixedType, FloatType, ListType, MapType, StructType, UUIDType
+from floe.spec.types import (
+    BinaryType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    ListType,
+    MapType,
+    NestedField,
+    StructType,
+    UUIDType,
+)
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetSettings, data_file_from_footer
@@ -81,6 +94,7 @@ __all__ = [
     "TARGET_FILE_SIZE_OPTION",
     "ArrowWriteTask",
     "cleanup_operation_files",
+    "default_column",
     "distribution_mode",
     "required_null_marker",
     "write_dataframe",
@@ -154,7 +168,8 @@ def project_to_table(df: DataFrame, schema: Schema, *, table_name: str, extra: S
         target = targets[f.name]
         metadata = {FIELD_ID_METADATA_KEY: f.field_id}
         if f.name not in present:
-            col = F.lit(None).cast(target.dataType)
+            # v3: a writer that omits a column writes its write-default (spec "Default values")
+            col = F.lit(None).cast(target.dataType) if f.write_default is None else default_column(f, target.dataType)
         else:
             data = present[f.name]
             col = F.col(f"`{f.name.replace('`', '``')}`")
@@ -167,6 +182,38 @@ def project_to_table(df: DataFrame, schema: Schema, *, table_name: str, extra: S
         # The id goes on the alias itself: metadata added by a later projection can be optimized away.
         cols.append(col.alias(f.name, metadata=metadata))
     return df.select(*cols, *[F.col(f"`{c}`") for c in extra])
+
+
+def default_column(f: NestedField, spark_type: T.DataType) -> Column:
+    """A literal column holding ``f``'s write-default as Spark type ``spark_type``.
+
+    The spec's JSON single-value form is what Spark's casts read back exactly (ISO dates and timestamps with
+    their offset, decimal text), so no value goes through a Python datetime and a session time zone.
+    """
+    value = f.write_default
+    if isinstance(f.field_type, (BinaryType, FixedType)):
+        return F.lit(bytearray(value)).cast(spark_type)  # type: ignore[call-overload]
+    if isinstance(f.field_type, (FloatType, DoubleType)):
+        return F.lit(value).cast(spark_type)
+    text = default_to_json(f.field_type, value)
+    return F.lit(text if isinstance(text, str) else value).cast(spark_type)
+
+
+def _carries_lineage(table: Table, df: DataFrame) -> bool:
+    """Whether ``df`` holds rows rewritten from a v3 table (UPDATE, MERGE, DELETE, compaction) with their
+    row lineage values (floe.spark.scan: ROW_ID_STORED, ROW_SEQ_STORED)."""
+    return table.format_version >= 3 and ROW_ID_STORED in df.columns and ROW_SEQ_STORED in df.columns
+
+
+def _named_lineage(projected: DataFrame) -> DataFrame:
+    """The lineage values as the spec's ``_row_id`` and ``_last_updated_sequence_number`` columns with their
+    reserved field ids (spec "Row Lineage"), so a rewritten row keeps its id in the new file."""
+    if ROW_ID_STORED not in projected.columns:
+        return projected
+    out = [F.col(quoted(c)) for c in projected.columns if c not in (ROW_ID_STORED, ROW_SEQ_STORED)]
+    for stored, f in ((ROW_ID_STORED, ROW_ID), (ROW_SEQ_STORED, LAST_UPDATED_SEQUENCE_NUMBER)):
+        out.append(F.col(stored).cast(T.LongType()).alias(f.name, metadata={FIELD_ID_METADATA_KEY: f.field_id}))
+    return projected.select(*out)
 
 
 def _target_spark_schema(schema: Schema) -> T.StructType:
@@ -568,14 +615,17 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
     ensure_workers_import_floe(spark)  # UDF buckets and the Arrow path run floe code in Python workers
     schema, spec = table.schema(), table.spec()
     check_write_schema(
-        schema, from_spark_schema(df.schema), table_name=table.name(), merge_schema=False,
+        schema, from_spark_schema(df.drop(ROW_ID_STORED, ROW_SEQ_STORED).schema), table_name=table.name(), merge_schema=False,
         format_version=table.format_version, spark_types=True,
     )
     props = _write_properties(table, opts)
-    projected = project_to_table(df, schema, table_name=table.name())
     data_dir = LocationProvider.for_table(table.location(), props).data_dir
     reachable = spark_reaches(spark, data_dir)
     path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) or not reachable else "native")
+    # Rewritten rows keep their v3 row lineage on the native path; the Arrow task writer writes table
+    # columns only, so there rewritten rows get new ids.
+    lineage = (ROW_ID_STORED, ROW_SEQ_STORED) if path == "native" and _carries_lineage(table, df) else ()
+    projected = _named_lineage(project_to_table(df, schema, table_name=table.name(), extra=lineage))
     if path not in ("native", "arrow"):
         raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
     if path == "native" and _needs_arrow_path(schema):

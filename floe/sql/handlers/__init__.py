@@ -42,6 +42,7 @@ _ALTER_FORMS: tuple[type[c.AlterTable], ...] = (
     c.AlterColumnType,
     c.AlterColumnComment,
     c.AlterColumnNullability,
+    c.AlterColumnDefault,
     c.AlterColumnPosition,
     c.AddPartitionField,
     c.DropPartitionField,

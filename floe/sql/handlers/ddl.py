@@ -166,7 +166,7 @@ def _schema_change(
 ) -> None:
     if isinstance(change, c.AddColumns):
         for col in change.columns:
-            update.add_column(col.path, col.field_type, doc=col.doc, required=col.required)
+            update.add_column(col.path, col.field_type, doc=col.doc, required=col.required, default=col.default)
             if col.position is not None:
                 moves.append((".".join(col.path), col.position))
     elif isinstance(change, c.DropColumns):
@@ -191,6 +191,8 @@ def _schema_change(
             update.make_column_optional(name)
     elif isinstance(change, c.AlterColumnPosition):
         _position(update, _column(table, change.column), change.position, table)
+    elif isinstance(change, c.AlterColumnDefault):
+        update.update_column_default(_column(table, change.column), change.default)
     else:
         raise UnsupportedError(f"Not supported yet: ALTER TABLE ... {type(change).__name__}")
 
@@ -316,7 +318,7 @@ def run_alter(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     elif isinstance(stmt, c.UnsetProperties):
         table.remove_properties(*stmt.keys)
     elif isinstance(stmt, (c.AddColumns, c.DropColumns, c.RenameColumn, c.AlterColumnType, c.AlterColumnComment,
-                           c.AlterColumnNullability, c.AlterColumnPosition)):
+                           c.AlterColumnNullability, c.AlterColumnPosition, c.AlterColumnDefault)):
         # One transaction, one commit; positions of added columns go in a second schema update because a
         # column must exist before it can be moved.
         txn = table.transaction()

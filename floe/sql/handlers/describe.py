@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from floe.errors import ValidationError
+from floe.expressions.literals import format_literal
 from floe.scan.partition_struct import partition_struct_type
 from floe.spec import types as T
 from floe.sql import commands as c
@@ -199,6 +200,8 @@ def run_show_create_table(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
         line = f"  {_quote(f.name)} {spark_type_name(f.field_type, sql=True).upper()}"
         if f.required:
             line += " NOT NULL"
+        if f.write_default is not None:  # v3 column default, in Spark's place: after NOT NULL, before COMMENT
+            line += " DEFAULT " + format_literal(f.write_default, f.field_type)
         if f.doc:
             line += " COMMENT '" + f.doc.replace("'", "\\'") + "'"
         cols.append(line)

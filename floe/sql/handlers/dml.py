@@ -33,7 +33,10 @@ from sqlglot import exp
 from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression, and_
 from floe.expressions.builders import equal_to, is_null
+from floe.expressions.to_spark_sql import spark_string
+from floe.serde.json_types import default_to_json
 from floe.spec import properties as P
+from floe.spec.types import BinaryType, FixedType
 from floe.sql import commands as c
 from floe.sql.handlers.context import HandlerContext, spark_errors
 from floe.sql.handlers.query import expression_views, query_dataframe
@@ -119,7 +122,8 @@ def conform_dataframe(
     by_name: bool = False,
 ) -> DataFrame:
     """``df``'s columns mapped to the table's by position (by ``columns``, or ``by_name``), cast to the table
-    types. Static partition values fill their columns; every other column needs data, as in Spark.
+    types. Static partition values fill their columns; a column with a v3 write-default is left out (the
+    write fills it); every other column needs data, as in Spark.
 
     Raises:
         ValidationError: wrong number of columns, unknown or duplicate column names, a column without data.
@@ -164,6 +168,8 @@ def conform_dataframe(
             out.append(F.col(source[f.name]).cast(t).alias(f.name))
         elif f.name in static_cols:
             out.append(F.lit(static_cols[f.name]).cast(t).alias(f.name))
+        elif f.write_default is not None:
+            continue  # the write projects the table's columns and fills this one with its write-default
         else:  # as Spark's INSERT with a column list or BY NAME: every column needs data (no defaults)
             raise ValidationError(
                 f"{what}: cannot write to table {table.name()}: no data for column {f.name!r} "
@@ -184,6 +190,29 @@ def _values_dataframe(ctx: HandlerContext, rows: tuple[tuple[c.SqlExpr, ...], ..
         return ctx.spark().sql(sql)
 
 
+def _defaults_filled(table: Table, stmt: c.Insert, static: Mapping[str, object]) -> tuple[tuple[c.SqlExpr, ...], ...]:
+    """The VALUES rows with each ``DEFAULT`` replaced by its column's v3 write-default (NULL without one)."""
+    assert stmt.values is not None
+    if not any(v.sql.upper() == "DEFAULT" for row in stmt.values for v in row):
+        return stmt.values
+    schema = table.schema()
+    statics = {k.lower() for k in static}
+    names = list(stmt.columns) if stmt.columns else [f.name for f in schema.fields if f.name.lower() not in statics]
+
+    def literal(position: int) -> c.SqlExpr:
+        f = schema.find_field(names[position], case_sensitive=False) if position < len(names) else None
+        if f is None or f.write_default is None:
+            return c.SqlExpr(sql="NULL", node=exp.Null())
+        text = default_to_json(f.field_type, f.write_default)
+        value = spark_string(str(text)) if isinstance(text, str) else str(text)
+        sql = f"CAST({value} AS {spark_type(f).simpleString()})"
+        if isinstance(f.field_type, (BinaryType, FixedType)):
+            sql = f"X'{text}'"
+        return c.SqlExpr(sql=sql, node=exp.Null())
+
+    return tuple(tuple(literal(i) if v.sql.upper() == "DEFAULT" else v for i, v in enumerate(row)) for row in stmt.values)
+
+
 def _static_filter(table: Table, static: Mapping[str, object]) -> BooleanExpression:
     schema = table.schema()
     parts: list[BooleanExpression] = []
@@ -200,7 +229,7 @@ def run_insert(ctx: HandlerContext, stmt: c.Statement) -> ResultSet:
     table, branch = ctx.load_for_write(stmt.table)
     static = {k: v for k, v in stmt.partition.items() if v is not None}
     if stmt.values is not None:
-        df = _values_dataframe(ctx, stmt.values, what)
+        df = _values_dataframe(ctx, _defaults_filled(table, stmt, static), what)
     elif stmt.query is not None:
         df = query_dataframe(ctx, stmt.query, what=what)
     else:
