@@ -95,6 +95,17 @@ class Jsql:
             raise AssertionError(f"jsql failed: {failed or proc.stderr[-2000:]}")
         return results
 
+    def python(self, script: Path, *args: str, timeout: float = 600) -> str:
+        """``script``'s stdout, run by the java-iceberg venv's Python (pyspark 3.5) with ``--jars`` naming the
+        list of Iceberg's jars (for checks through Iceberg Java's own classes, e.g. its REST parsers)."""
+        home = Path(os.environ.get("FLOE_JAVA_ICEBERG_HOME", Path.home() / ".cache" / "floe-java-iceberg"))
+        command = [str(home / "venv" / "bin" / "python"), str(script), "--jars", str(home / "jars.txt"), *args]
+        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=env)
+        if proc.returncode != 0:
+            raise AssertionError(f"{script.name} failed under Iceberg Java: {proc.stderr[-2000:]}")
+        return proc.stdout
+
     @staticmethod
     def hadoop_catalog(name: str, warehouse: Path) -> dict[str, str]:
         """Spark confs for an Iceberg Hadoop catalog ``name`` on a local warehouse folder."""

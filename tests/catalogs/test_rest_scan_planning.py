@@ -5,6 +5,7 @@ the table through them."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from pathlib import Path
@@ -22,8 +23,9 @@ from floe.server import ServerSettings
 from floe.server.scan_planning import PLANNING_ENDPOINTS
 from floe.server.settings import Principal
 from floe.spec.manifest import DataFile, FileContent, FileFormat
+from floe.spec.partitioning import PartitionSpecBuilder
 from floe.spec.schema import Schema
-from floe.spec.types import LongType, NestedField
+from floe.spec.types import LongType, NestedField, StringType
 from floe.table.table import Table
 from floe.write.delta_writer import POSITION_DELETE_SCHEMA
 
@@ -192,3 +194,34 @@ def test_rest_scan_planning_reads_no_manifest_outside_the_allowed_locations(tmp_
         base = f"{prefix(served)}/namespaces/db/tables/events"
         message = assert_error(request(served, "POST", f"{base}/plan", token="admin", json={}), 403, "ForbiddenException")
         assert "manifest list" in message and "allowed locations" in message
+
+
+@pytest.mark.slow
+def test_rest_scan_planning_answer_parses_in_iceberg_java(tmp_path: Path, jsql) -> None:  # type: ignore[no-untyped-def]
+    """Iceberg Java's PlanTableScanResponseParser reads the server's answer into the same tasks and deletes
+    as Floe's local plan (partitioned table, a position and an equality delete)."""
+    settings = ServerSettings(tokens={"admin": Principal("admin", {"*": "admin"})}, scan_planning_batch_size=100)
+    with served_catalog(tmp_path, settings) as served:
+        served.backing.create_namespace("db")
+        schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "cat", StringType()))
+        table = served.backing.create_table(
+            "db.events", schema, partition_spec=PartitionSpecBuilder(schema).identity("cat").build()
+        )
+        table.append(ROWS)
+        victim = min(t.data_file.file_path for t in table.scan("cat = 'a'").plan_files())
+        pos = _write_deletes(table, ("a",), pa.table({"file_path": [victim], "pos": pa.array([0], pa.int64())}),
+                             FileContent.POSITION_DELETES, POSITION_DELETE_SCHEMA)
+        eq = _write_deletes(table, ("b",), pa.table({"id": pa.array([3], pa.int64())}), FileContent.EQUALITY_DELETES,
+                            Schema(NestedField(1, "id", LongType())), equality_ids=(1,))
+        table.new_row_delta().add_deletes(pos).add_deletes(eq).commit()
+        table = served.backing.load_table("db.events")
+        resp = request(served, "POST", f"{prefix(served)}/namespaces/db/tables/events/plan", token="admin", json={})
+        assert resp.status_code == 200, resp.text
+        (tmp_path / "plan.json").write_text(resp.text)
+        metadata = to_local_path(str(table.metadata_location))
+        parsed = json.loads(jsql.python(Path(__file__).with_name("_java_plan_parser.py"), "--metadata", metadata,
+                                        "--response", str(tmp_path / "plan.json")).strip().splitlines()[-1])
+        assert parsed["status"] == "completed"
+        java = sorted((file, tuple(deletes)) for file, deletes in parsed["tasks"])
+        assert java == [(f, d) for f, d in _local(table)] and len(java) == 3
+        assert sum(1 for _, d in java if d) == 2  # the position delete and the equality delete each reach a file
