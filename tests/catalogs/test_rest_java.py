@@ -145,7 +145,8 @@ def test_rest_java_pyiceberg_and_floe_take_turns_and_race_on_one_table(
         model |= {8: ("floe", 80, None), 18: ("java", 180, None), 20: ("java", 200, None)}
 
         # 2. PyIceberg reads Java's deletes and merge, adds a column, appends rows that carry it.
-        py = RestCatalog("py", uri=served.uri, credential="py:p-s3cret")
+        py = RestCatalog("py", uri=served.uri, credential="py:p-s3cret",
+                         **{"oauth2-server-uri": f"{served.uri}/v1/oauth/tokens"})
         py_table = py.load_table("db.shared")
         got = py_table.scan().to_arrow()
         assert sorted(zip(got.column("id").to_pylist(), got.column("who").to_pylist(), got.column("v").to_pylist(),
