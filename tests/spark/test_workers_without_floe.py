@@ -85,6 +85,7 @@ def test_packed_environment_runs_floe_on_workers_without_it(tmp_path: Path, s3_e
         refused = _run(master, tmp_path, s3_endpoint)
         assert "cannot import floe" in str(refused.get("refused")) and "spark.archives" in str(refused["refused"])
         got = _run(master, tmp_path, s3_endpoint, str(archive))
+        assert "workers" in got, got
     for module_file, python in got["workers"]:  # type: ignore[union-attr]
         assert "/environment/" in module_file and python.endswith("environment/bin/python"), got["workers"]
     base = sum(range(5000))

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 
 import pyarrow as pa
+from pyspark.sql import SparkSession
 
 import floe.spark
 from floe.errors import ValidationError
@@ -39,8 +40,12 @@ conf = {
 }
 if archive:
     conf |= {"spark.archives": f"{archive}#environment", "spark.pyspark.python": "./environment/bin/python"}
+builder = SparkSession.builder.appName("foreign-workers")  # as PySpark's docs build it, then Floe's one line
+for key, value in conf.items():
+    builder = builder.config(key, value)
+spark = builder.getOrCreate()
 try:
-    spark = floe.spark.session(conf)
+    floe.spark.attach(spark)
 except ValidationError as e:
     print(json.dumps({"refused": str(e)}))
     sys.exit(0)
