@@ -2,8 +2,8 @@
 Floe, no pyarrow), and a program that ships its environment the way PySpark documents it.
 
 The environment is a venv holding Floe (built from this checkout) and its dependencies, packed with
-venv-pack and passed as ``spark.archives=env.tar#environment`` with ``spark.pyspark.python`` pointing
-inside it; pyspark itself stays out of the archive (the cluster's Spark puts its own on the workers'
+venv-pack and passed as ``spark.archives=env.tar#environment`` with ``PYSPARK_PYTHON`` pointing inside
+it; pyspark itself stays out of the archive (the cluster's Spark puts its own on the workers'
 path). Without the archive ``attach`` refuses in one line naming ``spark.archives``; with it, a read, a
 MERGE and a streaming micro-batch on an S3 warehouse (moto, so the bytes move in the Python workers) give
 the model's rows, and the workers report running Floe from the unpacked archive. Minutes long: opt in

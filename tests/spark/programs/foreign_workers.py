@@ -2,7 +2,7 @@
 
 Usage: python foreign_workers.py MASTER CATALOG_DB S3_ENDPOINT BUCKET FEED [ARCHIVE]
 With ARCHIVE (a venv-pack archive of an environment holding Floe), the program ships it as PySpark's docs
-say: ``spark.archives=ARCHIVE#environment`` and ``spark.pyspark.python=./environment/bin/python``. The
+say: ``spark.archives=ARCHIVE#environment`` and ``PYSPARK_PYTHON=./environment/bin/python``. The
 warehouse is on S3 (moto) without S3A, so reads and writes run in the executors' Python workers. Prints
 one JSON object: what the workers ran, and what the read, the MERGE and a streaming micro-batch gave.
 Without ARCHIVE, prints ``{"refused": <message>}`` when ``attach`` refuses the workers' interpreter.
@@ -11,6 +11,7 @@ Without ARCHIVE, prints ``{"refused": <message>}`` when ``attach`` refuses the w
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 
@@ -39,7 +40,8 @@ conf = {
     f"{p}.s3.path-style-access": "true",
 }
 if archive:
-    conf |= {"spark.archives": f"{archive}#environment", "spark.pyspark.python": "./environment/bin/python"}
+    conf["spark.archives"] = f"{archive}#environment"
+    os.environ["PYSPARK_PYTHON"] = "./environment/bin/python"  # what PySpark's docs set in a plain program
 builder = SparkSession.builder.appName("foreign-workers")  # as PySpark's docs build it, then Floe's one line
 for key, value in conf.items():
     builder = builder.config(key, value)
@@ -52,8 +54,6 @@ except ValidationError as e:
 
 
 def where(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    import os
-
     import floe as worker_floe
 
     for _ in batches:
