@@ -54,7 +54,7 @@ def packed_environment(tmp_path: Path) -> Path:
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     _pip(python, *[d for d in deps if not d.startswith("pyspark")], "venv-pack")
     _pip(python, "--no-deps", str(ROOT))
-    archive = tmp_path / "floe-env.tar"
+    archive = tmp_path / "floe-env.tar.gz"  # Spark unpacks a plain .tar in Java, dropping the exec bits
     proc = subprocess.run([str(venv / "bin" / "venv-pack"), "-p", str(venv), "-o", str(archive), "-q"],
                           capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
