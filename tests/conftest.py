@@ -12,8 +12,9 @@ import os
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,11 +65,15 @@ def spark() -> Iterator[SparkSession]:
 
     The master is ``FLOE_TEST_SPARK_MASTER`` (default ``local[2]``); e.g. ``local-cluster[2,1,1024]`` runs
     the tests with executors in separate JVMs, so tasks cannot lean on driver-local state.
+    ``FLOE_TEST_SPARK_CONF`` (a JSON object) adds start-up confs, such as the ``spark.jars`` that put S3A on
+    the classpath (tests/spark/test_object_storage_s3a.py).
     """
     from floe.spark.runtime.configure import session
 
     master = os.environ.get("FLOE_TEST_SPARK_MASTER", "local[2]")
-    spark_session = session({"spark.master": master, "spark.sql.session.timeZone": "UTC"}, app_name="floe-tests")
+    conf = {"spark.master": master, "spark.sql.session.timeZone": "UTC"}
+    conf.update(json.loads(os.environ.get("FLOE_TEST_SPARK_CONF", "{}")))  # e.g. S3A's spark.jars (a subprocess run)
+    spark_session = session(conf, app_name="floe-tests")
     yield spark_session
     spark_session.stop()
 
@@ -217,15 +222,41 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _start_moto(port: int) -> Callable[[], None]:
+    """moto's S3 server on ``port``: in this process when moto is installed, else (the clean-install venv,
+    ``make test-install``, which has no test tools) as ``FLOE_MOTO_PYTHON -m moto.server``. Returns its stop."""
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        python = os.environ.get("FLOE_MOTO_PYTHON")
+        if not python:
+            _unavailable("moto is not installed here and FLOE_MOTO_PYTHON names no interpreter that has it")
+        proc = subprocess.Popen([str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not _reachable("127.0.0.1", port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                _unavailable(f"{python} -m moto.server did not listen on port {port}")
+            time.sleep(0.2)
+
+        def stop() -> None:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+        return stop
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    return server.stop
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[S3Endpoint]:
     """moto's S3 server on 127.0.0.1 (one per pytest worker) with a fresh bucket."""
-    import boto3
-    from moto.server import ThreadedMotoServer
+    from pyarrow.fs import S3FileSystem
 
     port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    stop = _start_moto(port)
     url = f"http://127.0.0.1:{port}"
     props = {
         "s3.endpoint": url,
@@ -235,18 +266,15 @@ def s3_endpoint() -> Iterator[S3Endpoint]:
         "s3.path-style-access": "true",
     }
     bucket = f"floe-{uuid.uuid4().hex[:12]}"
-    client = boto3.client(
-        "s3",
-        endpoint_url=url,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    client.create_bucket(Bucket=bucket)
+    # pyarrow, not boto3: the clean-install venv has only Floe's own dependencies
+    fs = S3FileSystem(access_key="testing", secret_key="testing", region="us-east-1", scheme="http",
+                      endpoint_override=url, force_virtual_addressing=False,
+                      allow_bucket_creation=True)
+    fs.create_dir(bucket)
     try:
         yield S3Endpoint(url, bucket, props)
     finally:
-        server.stop()
+        stop()
 
 
 @pytest.fixture

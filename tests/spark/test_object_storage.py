@@ -8,20 +8,19 @@ Python model of the rows. PyIceberg reads what Floe wrote on S3. The Hadoop cata
 from __future__ import annotations
 
 import datetime as dt
-import uuid
+import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _lakes import Lake, attached_lake
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-import floe.spark
-from floe.errors import UnsupportedError
+from floe.errors import UnsupportedError, ValidationError
 from floe.io.fileio import FileIO
 from floe.maintenance.orphan_files import remove_orphan_files
-from floe.spark.runtime.storage import s3a_settings, spark_reaches
+from floe.spark.runtime.storage import S3_DATA_PATH_CONF, s3a_settings, spark_reaches
 from floe.spark.scan.table_read import load_table
 
 ROWS = 400
@@ -29,41 +28,16 @@ SOURCE_VIEW = "object_storage_src"  # dropped after each test: the session is sh
 DAY0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
-@dataclass
-class Lake:
-    """An attached catalog (``name``) on a SQLite file, with its warehouse local or on S3."""
-
-    spark: SparkSession
-    name: str
-    warehouse: str
-    io_properties: dict[str, str]
-    catalog_db: Path
-
-    def sql(self, statement: str) -> list[tuple[object, ...]]:
-        return [tuple(r) for r in self.spark.sql(statement).collect()]
+# "s3": Floe's pip-only path (pyarrow in Spark's Python workers); "s3a": Spark's native S3A path, only in a
+# session started with hadoop-aws on its classpath (test_object_storage_s3a.py runs this module so).
+S3A_SESSION = os.environ.get("FLOE_TEST_S3A") == "1"
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "s3", "s3a"] if S3A_SESSION else ["local", "s3"])
 def lake(request: pytest.FixtureRequest, spark: SparkSession, tmp_path: Path) -> Iterator[Lake]:
-    name = f"os_{request.param}_{uuid.uuid4().hex[:8]}"
-    props: dict[str, str] = {}
-    if request.param == "s3":
-        endpoint = request.getfixturevalue("s3_endpoint")
-        warehouse = endpoint.location(f"wh-{uuid.uuid4().hex[:10]}")
-        props = dict(endpoint.properties)
-    else:
-        warehouse = str(tmp_path / "wh")
-    p = f"spark.sql.catalog.{name}"
-    conf = {p: "org.apache.iceberg.spark.SparkCatalog", f"{p}.type": "jdbc",
-            f"{p}.uri": f"jdbc:sqlite:{tmp_path}/catalog.db", f"{p}.warehouse": warehouse}
-    conf.update({f"{p}.{k}": v for k, v in props.items()})
-    floe.spark.attach(spark, conf=conf)
-    lake = Lake(spark, name, warehouse, props, tmp_path / "catalog.db")
-    lake.sql(f"CREATE NAMESPACE {name}.db")
-    yield lake
-    spark.catalog.dropTempView(SOURCE_VIEW)
-    for key in conf:
-        spark.conf.unset(key)
+    with attached_lake(request, spark, tmp_path, request.param) as lake:
+        yield lake
+        spark.catalog.dropTempView(SOURCE_VIEW)
 
 
 def _source(spark: SparkSession, start: int, count: int) -> None:
@@ -217,11 +191,40 @@ def test_hadoop_catalog_on_object_store_is_refused(spark: SparkSession, s3_endpo
         HadoopCatalog("lake", warehouse=s3_endpoint.location("hadoop-wh"), **s3_endpoint.properties)
 
 
-def test_spark_reaches_local_but_not_s3_without_hadoop_aws(spark: SparkSession) -> None:
+def test_data_path_moves_the_bytes(lake: Lake) -> None:
+    """The path the fixture chose is the one that ran: Spark's native Parquet scan over ``s3a://`` files on
+    the S3A path, the Python workers' scan on the pip-only path."""
+    t = f"{lake.name}.db.path"
+    lake.sql(f"CREATE TABLE {t} (id bigint, cat string) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    lake.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    plan = lake.spark.table(t)._jdf.queryExecution().executedPlan().toString()
+    native = "FileScan parquet" in plan
+    assert native == (not lake.warehouse.startswith("s3://")), plan
+    if lake.warehouse.startswith("s3a://"):
+        assert "s3a://" in plan, plan
+    assert sorted(lake.sql(f"SELECT id, cat FROM {t}")) == [(1, "a"), (2, "b")]
+
+
+def test_s3_data_path_conf_chooses_the_path(spark: SparkSession) -> None:
     assert spark_reaches(spark, "/tmp/x")
     assert spark_reaches(spark, "file:/tmp/x")
-    # pip's pyspark has no S3A file system; a user who adds hadoop-aws gets Spark's native path instead
-    assert not spark_reaches(spark, "s3://bucket/x")
+    # pip's pyspark has no S3A file system; a session with hadoop-aws gets Spark's native path instead
+    assert spark_reaches(spark, "s3://bucket/x") == S3A_SESSION
+    try:
+        spark.conf.set(S3_DATA_PATH_CONF, "python")
+        assert not spark_reaches(spark, "s3a://bucket/x")
+        assert spark_reaches(spark, "/tmp/x")
+        spark.conf.set(S3_DATA_PATH_CONF, "native")
+        if S3A_SESSION:
+            assert spark_reaches(spark, "s3://bucket/x")
+        else:
+            with pytest.raises(ValidationError, match="data-path=native but Spark has no S3A file system"):
+                spark_reaches(spark, "s3://bucket/x")
+        spark.conf.set(S3_DATA_PATH_CONF, "fast")
+        with pytest.raises(ValidationError, match="Invalid spark.floe.s3.data-path='fast'"):
+            spark_reaches(spark, "s3://bucket/x")
+    finally:
+        spark.conf.unset(S3_DATA_PATH_CONF)
 
 
 def test_s3a_settings_per_bucket() -> None:

@@ -31,9 +31,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 from pyspark.sql.conf import RuntimeConfig
 
@@ -317,22 +318,45 @@ def interpreter_has_floe(python: str) -> bool:
 def _use_driver_interpreter(spark: SparkSession) -> None:
     """Make Python workers run an interpreter that has Floe (before data sources register).
 
-    The interpreter Spark will use is checked once: kept when it can import Floe and pyarrow; on a local
-    master replaced by the driver's own when it is Spark's default rather than the user's choice;
-    otherwise refused with one line saying what to set.
+    The interpreter Spark will use is checked once: kept when it can import Floe and pyarrow (on a
+    cluster, where it may exist only on the executors, e.g. inside a packed environment shipped with
+    ``spark.archives``, a one-task job asks an executor); on a local master replaced by the driver's own
+    when it is Spark's default rather than the user's choice; otherwise refused with one line saying
+    what to set.
     """
     sc = spark.sparkContext
     current = sc.pythonExec
     if current == sys.executable or getattr(sc, "_floe_python_checked", None) == current:
         return
-    if interpreter_has_floe(current):
+    local = (sc.master or "").startswith("local")
+    if interpreter_has_floe(current) or (not local and _executors_import_floe(spark)):
         sc._floe_python_checked = current  # type: ignore[attr-defined]
         return
     chosen = current in (sc.getConf().get("spark.pyspark.python"), os.environ.get("PYSPARK_PYTHON"))
-    if chosen or not (sc.master or "").startswith("local"):
+    if chosen or not local:
         raise ValidationError(
             f"Spark's Python workers would run {current!r}, which cannot import floe and pyarrow: set "
-            "spark.pyspark.python (or PYSPARK_PYTHON) to an interpreter that has them on every node"
+            "spark.pyspark.python (or PYSPARK_PYTHON) to an interpreter that has them on every node, or "
+            "ship one: a venv-pack archive in spark.archives (README, Workers without Floe)"
         )
     sc.pythonExec = sys.executable
     sc._floe_python_checked = sys.executable  # type: ignore[attr-defined]
+
+
+def _executors_import_floe(spark: SparkSession) -> bool:
+    """Whether an executor's Python worker imports floe and pyarrow (one task; False if it cannot start)."""
+
+    def probe(_: Iterable[int]) -> Iterator[bool]:  # nested: pickled by value, so no floe import to load it
+        try:
+            import pyarrow  # noqa: F401
+
+            import floe  # noqa: F401
+        except ImportError:
+            yield False
+        else:
+            yield True
+
+    try:
+        return all(spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect())
+    except Py4JJavaError:  # the interpreter does not exist or crashed there
+        return False

@@ -10,6 +10,10 @@ a file system class resolves for the scheme Floe hands Spark (``s3a`` for all th
 - it does not: the bytes move through pyarrow's S3 file system inside Spark's Python workers
   (:mod:`floe.spark.scan.worker_read` for reads, the Arrow write path of :mod:`floe.spark.write.dataframe_write`), with the
   same ``s3.*`` properties. Nothing runs on the driver but planning and commits.
+
+``spark.floe.s3.data-path`` chooses per session: ``auto`` (the default, as above), ``python`` (the Python
+workers even where S3A is on the classpath: to compare the paths, or to bypass a cluster's S3A set-up) or
+``native`` (S3A required: a session without it is refused instead of taking the slower path unnoticed).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from threading import Lock
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
+from floe.errors import ValidationError
 from floe.io.fileio import (
     S3_ACCESS_KEY_ID,
     S3_ENDPOINT,
@@ -31,7 +36,10 @@ from floe.io.fileio import (
 from floe.io.locations import LOCAL_SCHEMES, S3_SCHEMES, scheme_of, split_bucket
 from floe.spark.runtime.java_classes import java_class
 
-__all__ = ["configure_native_s3", "s3a_settings", "spark_reaches"]
+__all__ = ["S3_DATA_PATH_CONF", "configure_native_s3", "s3a_settings", "spark_reaches"]
+
+S3_DATA_PATH_CONF = "spark.floe.s3.data-path"
+_DATA_PATHS = ("auto", "python", "native")
 
 _known: dict[tuple[str, str], bool] = {}
 _lock = Lock()
@@ -57,6 +65,27 @@ def spark_reaches(spark: SparkSession, location: str) -> bool:
     scheme = _hadoop_scheme(location)
     if scheme in LOCAL_SCHEMES:
         return True
+    wanted = _s3_data_path(spark) if scheme == "s3a" else "auto"
+    if wanted == "python":
+        return False
+    found = _file_system_resolves(spark, scheme)
+    if wanted == "native" and not found:
+        raise ValidationError(
+            f"{S3_DATA_PATH_CONF}=native but Spark has no S3A file system for {location}: add hadoop-aws "
+            "(of your pyspark's Hadoop version) to spark.jars.packages or spark.jars, or set it to auto"
+        )
+    return found
+
+
+def _s3_data_path(spark: SparkSession) -> str:
+    value = str(spark.conf.get(S3_DATA_PATH_CONF, "auto")).strip().lower()
+    if value not in _DATA_PATHS:
+        raise ValidationError(f"Invalid {S3_DATA_PATH_CONF}={value!r}: expected one of {', '.join(_DATA_PATHS)}")
+    return value
+
+
+def _file_system_resolves(spark: SparkSession, scheme: str) -> bool:
+    """Whether Spark's JVM has a Hadoop file system class for ``scheme`` (asked once per application)."""
     key = (spark.sparkContext.applicationId, scheme)
     with _lock:
         known = _known.get(key)

@@ -36,6 +36,7 @@ from pyspark.sql import types as T
 from floe.errors import UnsupportedError
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
+from floe.io.locations import scheme_of
 from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
@@ -379,7 +380,15 @@ class _Builder:
 
     # -- assembly ------------------------------------------------------------------------------------
     def build(self) -> DataFrame:
-        parquet, orc, others = _route(self.tasks, lambda location: spark_reaches(self.spark, location), self.inp.location_of)
+        reach_by_scheme: dict[str, bool] = {}  # one answer per scheme and read (it reads a session conf)
+
+        def reaches(location: str) -> bool:
+            scheme = scheme_of(location)
+            if scheme not in reach_by_scheme:
+                reach_by_scheme[scheme] = spark_reaches(self.spark, location)
+            return reach_by_scheme[scheme]
+
+        parquet, orc, others = _route(self.tasks, reaches, self.inp.location_of)
         if self.with_position and orc:  # Spark's ORC source has no row index: workers count positions
             others, orc = others + orc, []
         if self.equality_matches and others:
