@@ -321,7 +321,6 @@ def test_rest_iceberg_java_sees_floe_serve_refusals_and_namespaces_as_its_own(
 def test_rest_iceberg_java_creates_and_reads_views_through_floe_serve(tmp_path: Path, jsql) -> None:
     """Iceberg Java's REST client creates, replaces, lists and selects from views that ``floe serve``
     stores; Floe's REST client and PyIceberg load the same views, and a view Floe creates Java reads."""
-    _require_java_rest_client()
     from floe.catalog.views import new_view_metadata
     from floe.spec.schema import Schema
     from floe.spec.types import LongType, NestedField
