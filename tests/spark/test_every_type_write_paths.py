@@ -36,7 +36,10 @@ def _stream(spark: SparkSession, source: DataFrame, name: str, target: Table, tm
 
 def _sql_insert(spark: SparkSession, source: DataFrame, name: str, target: Table, tmp: Path) -> None:
     source.createOrReplaceTempView("every_type_source")
-    spark.sql(f"INSERT INTO {name} SELECT * FROM every_type_source")
+    try:
+        spark.sql(f"INSERT INTO {name} SELECT * FROM every_type_source")
+    finally:
+        spark.catalog.dropTempView("every_type_source")
 
 
 WRITERS: dict[str, Writer] = {
