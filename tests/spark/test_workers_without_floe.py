@@ -61,6 +61,13 @@ def packed_environment(tmp_path: Path) -> Path:
     return archive
 
 
+def _program_env() -> dict[str, str]:
+    """A user's program environment: no worker interpreter chosen by this test process (a local session
+    started earlier in the same pytest worker sets PYSPARK_PYTHON to this venv's Python, which has Floe)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    return {**env, "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
 def _run(master: str, tmp_path: Path, s3_endpoint, *archive: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
     feed = tmp_path / f"feed-{uuid.uuid4().hex[:6]}"
     feed.mkdir()
@@ -69,7 +76,7 @@ def _run(master: str, tmp_path: Path, s3_endpoint, *archive: str) -> dict[str, o
     proc = subprocess.run(
         [sys.executable, str(PROGRAM), master, str(tmp_path / f"{uuid.uuid4().hex[:6]}.db"), s3_endpoint.url,
          s3_endpoint.bucket, str(feed), *archive],
-        capture_output=True, text=True, timeout=1200, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, check=False,
+        capture_output=True, text=True, timeout=1200, env=_program_env(), check=False,
     )
     assert proc.returncode == 0, proc.stderr[-5000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
