@@ -64,8 +64,7 @@ def test_defaults_fill_old_rows_and_omitted_columns(session: SqlSession, spark: 
 
 def _fixture(name: str) -> FolderTable:
     entry = next((e for e in MANIFEST if e["folder"] == name), None)
-    if entry is None:
-        pytest.skip(f"shared Java fixture {name} is not here")
+    assert entry is not None, f"shared Java fixture {name} is not in ../shared/fixtures/java-tables"
     return open_table_folder(FIXTURES / name / entry["table_root"], prefixes=list(entry["ref_prefixes"]))
 
 
