@@ -8,14 +8,19 @@ over every column:
 - before: ``floe.spark.read`` of the snapshot before the delete (no delete files);
 - after: ``floe.spark.read`` of the current snapshot (position deletes applied).
 
+- joined (with ``--every``): the same read with the deletes joined instead of applied by a bitmap found by
+  file size (how Floe read deletes of more than 4 data files before).
+
 Prints seconds and ratios (after / before: the cost of applying the deletes; 1.0 = free).
 
     PYTHONPATH=. .venv/bin/python bench/read_deletes.py [--rows 8000000] [--files 4] [--deletes 3] [--runs 5]
+    PYTHONPATH=. .venv/bin/python bench/read_deletes.py --files 80 --every 10   # a tenth of the rows, every file
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -28,6 +33,7 @@ import floe.spark
 from floe.cli.sql import make_session
 from floe.config import FloeConfig
 from floe.spark.runtime.configure import session
+from floe.spark.scan import delete_joins
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
 
@@ -44,7 +50,7 @@ def sql_session(root: Path, spark: SparkSession) -> SqlSession:
     return make_session(cfg, spark=spark)
 
 
-def build(root: Path, spark: SparkSession, rows: int, files: int, deletes: int) -> tuple[Table, int]:
+def build(root: Path, spark: SparkSession, rows: int, files: int, deletes: int, every: int) -> tuple[Table, int]:
     """The table after the delete and the snapshot id before it (built once per size)."""
     marker = root / "READY"
     root.mkdir(parents=True, exist_ok=True)
@@ -57,13 +63,26 @@ def build(root: Path, spark: SparkSession, rows: int, files: int, deletes: int) 
             "timestamp_micros(1600000000000000 + id * 12345), rand(7), cast(id % 100 AS INT), id % 2 = 0, "
             f"date_add(DATE'2019-01-01', cast(id % 1000 AS INT)), cast(id % 100000 AS DECIMAL(12,2)) FROM range({rows})"
         )
-        doomed = ", ".join(str(k * (rows // deletes) + 1) for k in range(deletes))
-        s.sql(f"DELETE FROM db.events WHERE id IN ({doomed})")
+        if every:
+            s.sql(f"DELETE FROM db.events WHERE id % {every} = 0")
+        else:
+            doomed = ", ".join(str(k * (rows // deletes) + 1) for k in range(deletes))
+            s.sql(f"DELETE FROM db.events WHERE id IN ({doomed})")
         marker.write_text("ok")
     table: Table = s.catalog().load_table(("db", "events"))  # type: ignore[assignment]
     current = table.metadata.current_snapshot()
     assert current is not None and current.parent_snapshot_id is not None
     return table, current.parent_snapshot_id
+
+
+def joined(spark: SparkSession, table: Table) -> DataFrame:
+    """The read with the deletes of more than a few files joined (no bitmap found by file size)."""
+    saved = delete_joins.BITMAP_FILES
+    delete_joins.BITMAP_FILES = 0
+    try:
+        return floe.spark.read(spark, table)
+    finally:
+        delete_joins.BITMAP_FILES = saved
 
 
 def count(df: DataFrame) -> list[object]:
@@ -75,16 +94,19 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=8_000_000)
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--deletes", type=int, default=3)
+    parser.add_argument("--every", type=int, default=0, help="delete every N-th id instead (in every file)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    if args.every:
+        args.deletes = -(-args.rows // args.every)
 
     spark: SparkSession = session(
         {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"},
         app_name="floe-bench-read-deletes",
     )
     spark.sparkContext.setLogLevel("ERROR")
-    root = Path(f"/tmp/floe_bench_read_deletes_{args.rows}_{args.files}_{args.deletes}")
-    table, before = build(root, spark, args.rows, args.files, args.deletes)
+    root = Path(f"/tmp/floe_bench_read_deletes_{args.rows}_{args.files}_{args.deletes}_{args.every}")
+    table, before = build(root, spark, args.rows, args.files, args.deletes, args.every)
     files = [t.data_file.file_path for t in table.scan().plan_files()]
 
     frames: dict[str, Callable[[], DataFrame]] = {
@@ -92,6 +114,8 @@ def main() -> None:
         "before": lambda: floe.spark.read(spark, table, snapshot_id=before),
         "after": lambda: floe.spark.read(spark, table),
     }
+    if args.every:
+        frames["joined"] = lambda: joined(spark, table)
     for measure_name, measure in (("count(*)", count), ("aggregate", aggregate)):
         sides = {name: (lambda f=f, m=measure: m(f())) for name, f in frames.items()}
         for fn in sides.values():  # warm-up: JIT, file cache
@@ -104,10 +128,14 @@ def main() -> None:
                 results[name] = fn()
                 times[name].append(time.perf_counter() - t0)
         assert results["before"][0] == args.rows and results["after"][0] == args.rows - args.deletes, results
+        if "joined" in results:
+            assert all(math.isclose(a, b) if isinstance(a, float) else a == b  # float sums: any order
+                       for a, b in zip(results["joined"], results["after"], strict=True)), (results["joined"], results["after"])
         med = {k: statistics.median(v) for k, v in times.items()}
+        extra = f"  joined {med['joined']:6.2f}s ({med['joined'] / med['before']:5.2f}x)" if "joined" in med else ""
         print(
             f"{measure_name:10s} parquet {med['parquet']:6.2f}s  before {med['before']:6.2f}s  after {med['after']:6.2f}s"
-            f"  after/before {med['after'] / med['before']:5.2f}x  after/parquet {med['after'] / med['parquet']:5.2f}x"
+            f"  after/before {med['after'] / med['before']:5.2f}x  after/parquet {med['after'] / med['parquet']:5.2f}x{extra}"
         )
     spark.stop()
 

@@ -58,3 +58,21 @@ def test_dictionary_encoded_keys_in_several_chunks_are_numbered_like_strings() -
     bitmap = pack_positions(rows, [a, b])
     assert bitmap is not None
     assert _deleted(bitmap, 0) == {4} and _deleted(bitmap, 1) == {3, 70}
+
+
+def test_size_slots_give_each_size_its_own_slot_and_leave_shared_sizes_to_paths() -> None:
+    files = [(f"f{i}", 1000 + 37 * i, 10 * i, i + 1) for i in range(40)] + [("x", 5000, 900, 2), ("y", 5000, 902, 3)]
+    table = position_bitmaps.size_slots(7, files)
+    assert table is not None
+    assert table.shared == {"x", "y"} and table.count == 40 and table.offset == 7
+    slots = table.array[: table.modulus].astype(np.int64)
+    sizes, bases, lengths = (table.array[table.modulus + k * 40: table.modulus + (k + 1) * 40].astype(np.int64) for k in range(3))
+    for path, size, base, length in files[:40]:
+        number = slots[size % table.modulus]
+        assert table.paths[number] == path and sizes[number] == size and bases[number] == base and lengths[number] == length
+    assert int((slots >= 0).sum()) == 40
+
+
+def test_no_size_table_past_the_slot_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(position_bitmaps, "_MAX_SLOTS", 39)  # fewer slots than files
+    assert position_bitmaps.size_slots(0, [(f"f{i}", 1000 + 37 * i, 0, 1) for i in range(40)]) is None

@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from floe.errors import ReadError, UnsupportedError
+from floe.errors import NoSuchFileError, ReadError, UnsupportedError
 from floe.expressions.to_spark_sql import spark_string
 from floe.io.arrow_schema import FIELD_ID_KEY
 from floe.io.fileio import FileIO
@@ -89,6 +89,9 @@ BITMAP_DELETE_ROWS = 1_000_000
 # position and number in one long. Every row of the part looks its path up among the numbered files' (a
 # literal map: compared in turn, ~5 ns each for paths that share their folder), so they stay few.
 NUMBERED_FILES = 4
+# Data files with position deletes up to which the bitmap serves, found by their sizes
+# (floe.spark.scan.position_bitmaps): one size check each on the driver.
+BITMAP_FILES = 2048
 # Delete rows up to which deletes of numbered files are broadcast: a long each (measured on local[2], 10M
 # rows with 1M deleted: read in 1.8-2.1 s broadcast, 2.5-2.8 s shuffled with their paths).
 BROADCAST_NUMBERED_ROWS = 2_000_000
@@ -241,6 +244,7 @@ class DeleteJoins:
         entries: dict[str, ManifestEntry] = {}
         targets: dict[str, str] = {}  # data file manifest path -> its rows' URI
         vectors: dict[str, ManifestEntry] = {}  # data file manifest path -> its deletion vector
+        data_files: dict[str, DataFile] = {}  # rows' URI -> data file, of the files with position deletes
         for t in self.tasks if tasks is None else tasks:
             for e in t.deletes:
                 if is_deletion_vector(e):
@@ -248,6 +252,9 @@ class DeleteJoins:
                 elif e.data_file.content == FileContent.POSITION_DELETES:
                     entries.setdefault(e.data_file.file_path, e)
                     targets[t.data_file.file_path] = self.uri_of(t.data_file.file_path)
+                else:
+                    continue
+                data_files[self.uri_of(t.data_file.file_path)] = t.data_file
         if not entries and not vectors:
             return df
         self._check_parquet(list(entries.values()))
@@ -257,7 +264,10 @@ class DeleteJoins:
         few_files = len(files) <= NUMBERED_FILES
         small = delete_rows <= (BROADCAST_NUMBERED_ROWS if few_files else BROADCAST_DELETE_ROWS)
         numbered = few_files and small
-        as_bitmap = few_files and delete_rows <= BITMAP_DELETE_ROWS
+        # Beyond a few files a row finds its file's bits by the file's size, which must then be the size
+        # Spark reads (the manifest's is checked against storage: a mismatch would miss deletes in silence).
+        sizes = None if few_files else self._checked_sizes([data_files[f] for f in files])
+        as_bitmap = delete_rows <= BITMAP_DELETE_ROWS and (few_files or (sizes is not None and len(files) <= BITMAP_FILES))
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None
         if entries and (as_bitmap or delete_rows <= DRIVER_DELETE_ROWS):  # read on the driver: no Spark job
@@ -269,7 +279,7 @@ class DeleteJoins:
         if as_bitmap:
             bitmap = pack_positions(pa.concat_tables(local_rows), files)
             if bitmap is not None:
-                return df.where(undeleted(self.spark, bitmap)) if bitmap.words.size else df
+                return df.where(undeleted(self.spark, bitmap, sizes)) if bitmap.words.size else df
             # Positions too far apart for a small bitmap: the numbered join below, of the rows read.
         if numbered:
             # Few files: each gets a number in the plan, and a row's key is its position and its file's
@@ -301,6 +311,23 @@ class DeleteJoins:
         # the rows whose position some delete names. coalesce() keeps it out of the join keys (both sides are
         # non-null, so it never changes the result).
         return df.join(F.broadcast(dels), same_pos & F.coalesce(same_file, F.lit(False)), "left_anti")
+
+    def _checked_sizes(self, data_files: list[DataFile]) -> list[int] | None:
+        """The files' sizes from their manifests, None when storage holds any at another size (or none),
+        or when there are too many to check."""
+        if len(data_files) > BITMAP_FILES:
+            return None
+
+        def holds(f: DataFile) -> bool:
+            try:
+                return self.io.new_input(self.location_of(f.file_path)).length() == f.file_size_in_bytes
+            except NoSuchFileError:
+                return False
+
+        with ThreadPoolExecutor(8) as pool:
+            if not all(pool.map(holds, data_files)):
+                return None
+        return [f.file_size_in_bytes for f in data_files]
 
     def _position_rows_on_driver(self, entries: list[ManifestEntry], targets: dict[str, str]) -> pa.Table:
         """(row URI, position) of the delete rows naming a scanned data file, read with pyarrow; the URIs

@@ -45,7 +45,7 @@ from floe.spark.scan.delete_joins import DeleteJoins, file_field
 from floe.spark.scan.driver_rows import driver_frame, empty_frame
 from floe.spark.scan.file_uris import file_relation, reported_uris
 from floe.spark.scan.orc_read import OrcNotNative, lazy_time_zones, orc_read_plan, probe_orc_schemas
-from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
+from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, ROW_SIZE_COLUMN, quoted
 from floe.spark.scan.worker_read import make_task_group, pack_tasks, worker_frame
 from floe.spark.types import to_spark_schema, to_spark_type
 from floe.spec.manifest import DataFile, FileContent, FileFormat
@@ -67,6 +67,7 @@ __all__ = ["ROW_FILE_COLUMN", "ROW_POS_COLUMN", "ScanInputs", "tasks_to_datafram
 
 _FILE = ROW_FILE_COLUMN
 _POS = ROW_POS_COLUMN
+_SIZE = ROW_SIZE_COLUMN
 # Parquet footers are read to find files without field ids when the table has a name mapping, or when
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
@@ -275,7 +276,7 @@ class _Builder:
         """Add the asked metadata columns (_FILE: ``_metadata.file_path``, _POS: ``_metadata.row_index``)."""
         if not meta:
             return df
-        source = {_FILE: "_metadata.file_path", _POS: "_metadata.row_index"}
+        source = {_FILE: "_metadata.file_path", _POS: "_metadata.row_index", _SIZE: "_metadata.file_size"}
         return df.select("*", *[F.col(source[m]).alias(m) for m in meta])
 
     def _mapped_names(self, file_columns: list[str]) -> dict[int, str]:
@@ -489,7 +490,7 @@ class _Builder:
             e.data_file.content == FileContent.POSITION_DELETES for t in tasks for e in t.deletes
         )
         need_file = need_pos or needs_fill or deletes.equality_needs_file(tasks)
-        meta = (_FILE,) * need_file + (_POS,) * need_pos
+        meta = (_FILE,) * need_file + (_POS, _SIZE) * need_pos
         groups: dict[tuple[tuple[int, str], ...], list[str]] = {}
         with_ids = [x for x in locations if x not in no_ids]
         for loc, cols in no_ids.items():
@@ -507,7 +508,7 @@ class _Builder:
         if any(t.deletes for t in tasks):
             df = deletes.apply_positions(df, self._delete_footers, tasks)
             df = deletes.with_sequence(df, tasks)
-        return df if self.with_position else df.drop(*meta)
+        return df.drop(_SIZE) if self.with_position else df.drop(*meta)
 
     def _finish(self, df: DataFrame) -> DataFrame:
         """Columns renamed back to the schema's names, uuids (at any depth) as text; one selectExpr call."""

@@ -1,0 +1,81 @@
+"""Position deletes of many data files applied by a bitmap found by each row's file size
+(floe.spark.scan.position_bitmaps): a merge-on-read table after many commits, with deletion vectors (v3)
+and position delete files (v2), files of equal size (found by path instead), a file without deletes the
+size of one with them (its rows are kept: the slot's path is compared), and a data file whose manifest
+size is not its size in storage (the bitmap is not used: a join applies the deletes)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from pyspark.sql import SparkSession
+
+import floe.spark
+from floe.io.locations import to_local_path
+from floe.spark.scan import delete_joins
+from floe.sql.engine import SqlSession
+
+
+def _plan(df: object) -> str:
+    return str(df._jdf.queryExecution().executedPlan().toString())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_many_files_with_deletes_read_through_a_size_bitmap(session: SqlSession, spark: SparkSession, version: int) -> None:
+    name = f"db.many_v{version}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='{version}', "
+                "'write.delete.mode'='merge-on-read')")
+    rows: list[tuple[int, str]] = []
+    for i in range(10):  # files of 30..75 rows: sizes differ
+        batch = [(1000 * i + j, "t") for j in range(30 + 5 * i)]
+        rows += batch
+        session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({a}, '{b}')" for a, b in batch))
+    for _ in range(2):  # two files of the same rows: the same size (one keeps every row)
+        batch = [(50_000 + j, "t") for j in range(40)]
+        rows += batch
+        session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({a}, '{b}')" for a, b in batch))
+    session.sql(f"DELETE FROM {name} WHERE id % 7 = 0 AND id < 50000")
+    expected = sorted((a, b) for a, b in rows if not (a % 7 == 0 and a < 50_000))
+    table = session.catalog().load_table(name)
+    deleted_files = {t.data_file.file_path for t in table.scan().plan_files() if t.deletes}
+    assert len(deleted_files) >= 10 > delete_joins.NUMBERED_FILES
+
+    df = floe.spark.read(spark, table)
+    assert sorted((r["id"], r["tag"]) for r in df.collect()) == expected
+    assert df.count() == len(expected)
+    assert sorted(r["id"] for r in floe.spark.read(spark, table, filter="id >= 5000").collect()) == [a for a, _ in expected if a >= 5000]
+    plan = _plan(df)
+    assert "Join" not in plan and "file_size" in plan
+
+    # Two files with deletes at one size: both found by their paths, the rest by size.
+    session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({60_000 + j}, 't')" for j in range(40)))
+    session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({61_000 + j}, 't')" for j in range(40)))
+    session.sql(f"DELETE FROM {name} WHERE id IN (60003, 61005)")
+    expected = sorted(expected + [(60_000 + j, "t") for j in range(40) if j != 3] + [(61_000 + j, "t") for j in range(40) if j != 5])
+    df = floe.spark.read(spark, session.catalog().load_table(name))
+    assert sorted((r["id"], r["tag"]) for r in df.collect()) == expected
+    assert "Join" not in _plan(df)
+
+
+def test_a_data_file_of_another_size_than_its_manifest_says_is_joined(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session.sql("CREATE TABLE db.resized (id BIGINT) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
+    for i in range(6):
+        session.sql("INSERT INTO db.resized VALUES " + ", ".join(f"({100 * i + j})" for j in range(10 + 3 * i)))
+    session.sql("DELETE FROM db.resized WHERE id % 3 = 0")
+    table = session.catalog().load_table("db.resized")
+    # Storage now holds another (valid) file at one data file's path: its size differs from the manifest's.
+    tasks = list(table.scan().plan_files())
+    victim = next(t.data_file for t in tasks if t.deletes)
+    other = next(t.data_file for t in tasks if t.data_file.file_size_in_bytes != victim.file_size_in_bytes)
+    shutil.copyfile(to_local_path(other.file_path), to_local_path(victim.file_path))
+    assert os.path.getsize(to_local_path(victim.file_path)) != victim.file_size_in_bytes
+    df = floe.spark.read(spark, table)
+    ids = sorted(r["id"] for r in df.collect())
+    assert "Join" in _plan(df)
+    # The same rows as the join by path gives (the bitmap is never consulted).
+    monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
+    assert sorted(r["id"] for r in floe.spark.read(spark, table).collect()) == ids
