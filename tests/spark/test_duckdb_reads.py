@@ -18,7 +18,6 @@ from pyspark.sql import Row, SparkSession
 import floe.spark
 from floe.sql.engine import SqlSession
 
-
 COLUMNS = ("id BIGINT, b BOOLEAN, i INT, f FLOAT, d DOUBLE, dec DECIMAL(12, 3), day DATE, ts TIMESTAMP, "
            "ntz TIMESTAMP_NTZ, s STRING, bin BINARY, st STRUCT<x: INT, y: STRING>, arr ARRAY<BIGINT>, m MAP<STRING, INT>")
 VALUES = ("SELECT id, id % 2 = 0, CAST(id AS INT) * 3, CAST(id AS FLOAT) / 4, id / 3.0D, CAST(id AS DECIMAL(12, 3)) / 8, "
