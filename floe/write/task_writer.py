@@ -21,6 +21,7 @@ from floe.io.arrow_schema import schema_to_arrow
 from floe.io.fileio import FileIO
 from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
+from floe.spec.row_lineage import LINEAGE_FIELDS
 from floe.spec.schema import Schema, walk_fields
 from floe.spec.types import DoubleType, FloatType
 from floe.write.arrow_data import conform, split_by_partition
@@ -50,6 +51,7 @@ class TaskWriter:
         clustered: bool = False,
         sort_order_id: int | None = None,
         memory_budget_bytes: int = DEFAULT_MEMORY_BUDGET_BYTES,
+        lineage: bool = False,
     ) -> None:
         """Create a task writer.
 
@@ -66,6 +68,8 @@ class TaskWriter:
             clustered: keep only the current partition's file open (input sorted by partition).
             sort_order_id: recorded on every file (the order the rows are sorted by, if any).
             memory_budget_bytes: cap on buffered Arrow bytes across the open files.
+            lineage: the rows carry v3 row lineage (``_row_id``, ``_last_updated_sequence_number``: rows
+                rewritten from the table), written as the spec's reserved columns after the table's.
         """
         self.schema, self.spec, self.properties = schema, spec, properties
         self.locations, self.io, self.table_name = locations, io, table_name
@@ -75,7 +79,9 @@ class TaskWriter:
         self.sort_order_id = sort_order_id
         self.memory_budget_bytes = memory_budget_bytes
         self.settings = ParquetSettings.from_properties(properties)
-        self.arrow_schema = schema_to_arrow(schema)
+        # Files of rewritten rows carry their lineage columns too; metrics and partitions stay the table's.
+        self.file_schema = Schema(*schema.fields, *LINEAGE_FIELDS, schema_id=schema.schema_id) if lineage else schema
+        self.arrow_schema = schema_to_arrow(self.file_schema)
         self._count_nans = any(isinstance(f.field_type, (FloatType, DoubleType)) for _, f in walk_fields(schema.as_struct()))
         self._open: dict[tuple[Any, ...], ParquetFileWriter] = {}
         self._opened: list[str] = []  # every location ever opened (deleted on abort)
@@ -88,7 +94,7 @@ class TaskWriter:
         """Write rows (columns matched by name to the table schema, see floe.write.arrow_data.conform)."""
         if data.num_rows == 0:
             return
-        table = conform(data, self.arrow_schema, self.schema, table_name=self.table_name)
+        table = conform(data, self.arrow_schema, self.file_schema, table_name=self.table_name)
         for partition, rows in split_by_partition(table, self.spec, self.schema):
             self._write_partition(partition, rows)
         self._enforce_budget()

@@ -119,21 +119,26 @@ def test_lineage_java_fixture_compaction_kept_row_ids(spark: SparkSession) -> No
 
 
 @pytest.mark.slow  # ~70 s on 2 cores: eleven commits, each read back
-def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession) -> None:
+@pytest.mark.parametrize("columns", ["", ", tags ARRAY<INT>"], ids=["spark-writer", "arrow-writer"])
+def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession, columns: str) -> None:
     """Every row's (_row_id, _last_updated_sequence_number) against a Python model through copy-on-write and
     merge-on-read UPDATE / DELETE / MERGE, appends and compaction: a surviving row keeps its id; its sequence
-    number changes only when the row changes; new rows get ids from next-row-id."""
-    session.sql("CREATE TABLE l3 (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    number changes only when the row changes; new rows get ids from next-row-id. A list column sends the
+    rewrites through the Arrow task writer instead of Spark's."""
+    name = "l3" if not columns else "l3_arrow"
+    extra, extra_column = (", array(1)", ", tags") if columns else ("", "")  # the list column in every new row
+    session.sql(f"DROP TABLE IF EXISTS {name}")
+    session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING{columns}) USING iceberg TBLPROPERTIES ('format-version'='3')")
     model: dict[int, tuple[int, int]] = {}
 
     def seq() -> int:
-        return load(session, "l3").metadata.last_sequence_number
+        return load(session, name).metadata.last_sequence_number
 
     def check(changed: set[int], new: set[int], next_before: int) -> None:
-        got = lineage(session, "l3")
+        got = lineage(session, name)
         now = seq()
         for i in new:  # new ids come from the range this commit claimed
-            assert next_before <= got[i][0] < load(session, "l3").metadata.next_row_id and got[i][1] == now, (i, got[i])
+            assert next_before <= got[i][0] < load(session, name).metadata.next_row_id and got[i][1] == now, (i, got[i])
             model[i] = got[i]
         for i in changed:
             model[i] = (model[i][0], now)
@@ -141,32 +146,32 @@ def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession) -> 
         assert len({v[0] for v in got.values()}) == len(got)  # ids stay unique
 
     def step(sql: str, changed: set[int] = frozenset(), new: set[int] = frozenset(), gone: set[int] = frozenset()) -> None:  # type: ignore[assignment]
-        before = load(session, "l3").metadata.next_row_id
+        before = load(session, name).metadata.next_row_id
         session.sql(sql)
         for i in gone:
             model.pop(i)
         check(set(changed), set(new), before)
 
-    step("INSERT INTO l3 SELECT /*+ REPARTITION(1) */ * FROM VALUES (1,'a'),(2,'b'),(3,'c'),(4,'d'),(5,'e'),(6,'f') AS x(id, v)",
+    step(f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ id, v{extra} FROM VALUES (1,'a'),(2,'b'),(3,'c'),(4,'d'),(5,'e'),(6,'f') AS x(id, v)",
          new={1, 2, 3, 4, 5, 6})
     assert sorted(v[0] for v in model.values()) == [0, 1, 2, 3, 4, 5]
-    step("INSERT INTO l3 VALUES (7, 'g'), (8, 'h')", new={7, 8})
-    step("UPDATE l3 SET v = 'u' WHERE id = 2", changed={2})  # copy-on-write: the file's other rows keep theirs
-    step("DELETE FROM l3 WHERE id = 3", gone={3})
-    step("MERGE INTO l3 t USING (SELECT 4L AS id, 'm' AS v UNION ALL SELECT 100L, 'n') s ON t.id = s.id "
-         "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *", changed={4}, new={100})
-    session.sql("ALTER TABLE l3 SET TBLPROPERTIES ('write.delete.mode'='merge-on-read', "
+    step(f"INSERT INTO {name} SELECT id, v{extra} FROM VALUES (7, 'g'), (8, 'h') AS x(id, v)", new={7, 8})
+    step(f"UPDATE {name} SET v = 'u' WHERE id = 2", changed={2})  # copy-on-write: the file's other rows keep theirs
+    step(f"DELETE FROM {name} WHERE id = 3", gone={3})
+    step(f"MERGE INTO {name} t USING (SELECT 4L AS id, 'm' AS v UNION ALL SELECT 100L, 'n') s ON t.id = s.id "
+         f"WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v{extra_column}) VALUES (s.id, s.v{extra})", changed={4}, new={100})
+    session.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read', "
                 "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')")
-    step("UPDATE l3 SET v = 'r' WHERE id = 5", changed={5})  # merge-on-read: a deletion vector + the row anew
-    step("DELETE FROM l3 WHERE id = 1", gone={1})
-    step("MERGE INTO l3 t USING (SELECT 7L AS id, 'x' AS v UNION ALL SELECT 101L, 'y') s ON t.id = s.id "
-         "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *", changed={7}, new={101})
-    step("MERGE INTO l3 t USING (SELECT 8L AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE", gone={8})
-    step("CALL floe.system.rewrite_data_files(table => 'db.l3', options => map('rewrite-all', 'true'))")
-    table = load(session, "l3")
+    step(f"UPDATE {name} SET v = 'r' WHERE id = 5", changed={5})  # merge-on-read: a deletion vector + the row anew
+    step(f"DELETE FROM {name} WHERE id = 1", gone={1})
+    step(f"MERGE INTO {name} t USING (SELECT 7L AS id, 'x' AS v UNION ALL SELECT 101L, 'y') s ON t.id = s.id "
+         f"WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v{extra_column}) VALUES (s.id, s.v{extra})", changed={7}, new={101})
+    step(f"MERGE INTO {name} t USING (SELECT 8L AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE", gone={8})
+    step(f"CALL floe.system.rewrite_data_files(table => 'db.{name}', options => map('rewrite-all', 'true'))")
+    table = load(session, name)
     assert table.current_snapshot().operation.value == "replace"  # type: ignore[union-attr]
-    assert sorted(rows(session, "SELECT id, v FROM l3")) == [(2, "u"), (4, "m"), (5, "r"), (6, "f"), (7, "x"), (100, "n"), (101, "y")]
-    step("UPDATE l3 SET v = 'z' WHERE id = 6", changed={6})  # after compaction: ids stored in the files
+    assert sorted(rows(session, f"SELECT id, v FROM {name}")) == [(2, "u"), (4, "m"), (5, "r"), (6, "f"), (7, "x"), (100, "n"), (101, "y")]
+    step(f"UPDATE {name} SET v = 'z' WHERE id = 6", changed={6})  # after compaction: ids stored in the files
 
 
 # -- deletes on v3 --------------------------------------------------------------------------------------

@@ -473,12 +473,14 @@ class ArrowWriteTask:
     operation_id: str
     clustered: bool
     sort_order_id: int | None
+    lineage: bool = False  # rows rewritten from a v3 table, with their row lineage columns
 
     def writer(self, partition_id: int, task_id: int) -> TaskWriter:
         return TaskWriter(
             schema=self.schema, spec=self.spec, properties=self.properties, locations=self.locations,
             io=FileIO(self.io_properties), table_name=self.table_name, partition_id=partition_id,
             task_id=task_id, operation_id=self.operation_id, clustered=self.clustered, sort_order_id=self.sort_order_id,
+            lineage=self.lineage,
         )
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -503,6 +505,7 @@ def _write_arrow_path(
         locations=LocationProvider.for_table(table.location(), props), io_properties=dict(table.io.properties),
         table_name=table.name(), operation_id=op_id, clustered=clustered,
         sort_order_id=UNSORTED_ORDER_ID,  # as Iceberg on Spark records (see _write_native)
+        lineage=ROW_ID.name in df.columns,
     )
     rows = out.mapInArrow(task, "files binary").collect()
     return [f for r in rows for f in pickle.loads(r["files"])]
@@ -622,9 +625,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
     data_dir = LocationProvider.for_table(table.location(), props).data_dir
     reachable = spark_reaches(spark, data_dir)
     path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) or not reachable else "native")
-    # Rewritten rows keep their v3 row lineage on the native path; the Arrow task writer writes table
-    # columns only, so there rewritten rows get new ids.
-    lineage = (ROW_ID_STORED, ROW_SEQ_STORED) if path == "native" and _carries_lineage(table, df) else ()
+    # Rewritten rows keep their v3 row lineage on either path (the files carry the spec's lineage columns).
+    lineage = (ROW_ID_STORED, ROW_SEQ_STORED) if _carries_lineage(table, df) else ()
     projected = _named_lineage(project_to_table(df, schema, table_name=table.name(), extra=lineage))
     if path not in ("native", "arrow"):
         raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
