@@ -8,17 +8,19 @@ files counted here are exactly those a default ``rewrite_data_files`` picks up.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from floe.errors import FloeError
 from floe.health.report import DeleteStats, ManifestStats, PartitionHealth, SizeBin
 from floe.io.fileio import FileIO
 from floe.io.manifest_group import ManifestGroup
 from floe.spec.manifest import FileContent, FileFormat, ManifestContent, ManifestEntry, ManifestFile
 from floe.spec.table_metadata import TableMetadata
 
-__all__ = ["SMALL_FILE_FRACTION", "FileCounts", "count_files", "manifest_stats", "size_bins"]
+__all__ = ["SMALL_FILE_FRACTION", "FileCounts", "count_files", "human_bytes", "manifest_stats", "size_bins"]
 
 SMALL_FILE_FRACTION = 0.75
 # Histogram edges as fractions of the target size: the small-file threshold and the target are edges, and
@@ -27,7 +29,7 @@ _EDGES = (0.0, 1 / 1024, 1 / 256, 1 / 64, 1 / 16, 1 / 4, 0.5, SMALL_FILE_FRACTIO
 _READERS = 8  # threads fetching remote manifests
 
 
-def _human_bytes(n: int) -> str:
+def human_bytes(n: int) -> str:
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
@@ -41,9 +43,9 @@ def size_bins(target: int) -> tuple[SizeBin, ...]:
     """The histogram's bins for a target file size (edges rounded to bytes)."""
     edges = [int(target * f) for f in _EDGES]
     bins = [
-        SizeBin(low, high, f"{_human_bytes(low)}-{_human_bytes(high)}") for low, high in zip(edges, edges[1:])
+        SizeBin(low, high, f"{human_bytes(low)}-{human_bytes(high)}") for low, high in itertools.pairwise(edges)
     ]
-    bins.append(SizeBin(edges[-1], None, f">= {_human_bytes(edges[-1])}"))
+    bins.append(SizeBin(edges[-1], None, f">= {human_bytes(edges[-1])}"))
     return tuple(bins)
 
 
@@ -93,7 +95,7 @@ def partition_text(metadata: TableMetadata, spec_id: int, values: tuple[object, 
             f"{f.name}={f.transform.to_human_string(pf.field_type, v)}"
             for f, pf, v in zip(spec.fields, ptype.fields, values)
         ]
-    except Exception:  # a spec whose source column was dropped: show the raw values
+    except (ValueError, KeyError, TypeError, NotImplementedError, FloeError):  # e.g. a dropped source column
         parts = [f"{f.name}={v}" for f, v in zip(spec.fields, values)]
     return "/".join(parts)
 

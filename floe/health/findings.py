@@ -30,8 +30,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from floe.health.files import FileCounts
-from floe.health.report import Finding, ManifestStats, PartitionHealth, RefHealth, SnapshotStats, WriterActivity
+from floe.health.files import FileCounts, human_bytes
+from floe.health.report import (
+    Finding,
+    ManifestStats,
+    PartitionHealth,
+    RefHealth,
+    SnapshotStats,
+    WriterActivity,
+)
 from floe.health.score import ideal_data_files
 from floe.health.statements import call, timestamp_literal, where_for_partitions
 from floe.maintenance.expire_plan import plan_expiry
@@ -80,11 +87,11 @@ class FindingContext:
 
     @property
     def counts_threshold_text(self) -> str:
-        return f"{self.small_below} bytes"
+        return human_bytes(self.small_below)
 
     @property
     def target_text(self) -> str:
-        return f"{self.target}-byte"
+        return human_bytes(self.target)
 
 
 def _rewrites_files_safety(ctx: FindingContext) -> tuple[bool, str]:
@@ -235,7 +242,7 @@ def _manifests(ctx: FindingContext) -> Finding | None:
         code="MANIFESTS",
         severity="medium" if m.count >= 100 else "low",
         message=(
-            f"{m.count} manifests (median {m.median_bytes} bytes) where {m.ideal_count} would do: planning reads "
+            f"{m.count} manifests (median {human_bytes(m.median_bytes)}) where {m.ideal_count} would do: planning reads "
             "every one"
         ),
         statement=call(ctx.catalog, "rewrite_manifests", ctx.table),

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from floe.health.report import PartitionHealth, ScoreParts
 
-__all__ = ["FILE_SIZE_WEIGHT", "EQUALITY_WEIGHT", "POSITION_WEIGHT", "ideal_data_files", "score", "score_parts"]
+__all__ = ["EQUALITY_WEIGHT", "FILE_SIZE_WEIGHT", "POSITION_WEIGHT", "ideal_data_files", "score", "score_parts"]
 
 FILE_SIZE_WEIGHT = 40
 EQUALITY_WEIGHT = 40
