@@ -43,8 +43,7 @@ def timestamp_literal(ms: int) -> str:
 
 
 def _literal(value: object, field_type: object) -> str | None:
-    if value is None:
-        return None
+    """The SQL literal of a partition value, or None when this builder does not spell it."""
     if isinstance(field_type, StringType) and isinstance(value, str):
         return None if ("'" in value or "\\" in value or '"' in value) else f"'{value}'"
     if isinstance(field_type, (IntegerType, LongType)) and isinstance(value, int):
@@ -53,7 +52,7 @@ def _literal(value: object, field_type: object) -> str | None:
         return "true" if value else "false"
     if isinstance(field_type, DateType) and isinstance(value, int):
         return f"DATE '{(dt.date(1970, 1, 1) + dt.timedelta(days=value)).isoformat()}'"
-    return ""  # a type this builder does not spell: no filter
+    return None
 
 
 def _partition_condition(metadata: TableMetadata, spec_id: int, values: tuple[object, ...]) -> str | None:
@@ -69,10 +68,13 @@ def _partition_condition(metadata: TableMetadata, spec_id: int, values: tuple[ob
         source = schema.find_field_or_none(pf.source_id)
         if column is None or source is None:
             return None
+        if value is None:
+            terms.append(f"{_name(column)} IS NULL")
+            continue
         literal = _literal(value, source.field_type)
-        if literal == "":
+        if literal is None:
             return None
-        terms.append(f"{_name(column)} IS NULL" if literal is None else f"{_name(column)} = {literal}")
+        terms.append(f"{_name(column)} = {literal}")
     return " AND ".join(terms)
 
 
