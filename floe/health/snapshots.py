@@ -2,8 +2,8 @@
 
 A writer is named by the first of these summary keys a snapshot carries: ``spark.sql.streaming.queryId``
 (a streaming query: ``stream <id>``), ``flink.job-id``, ``spark.app.id``, ``engine-name``; a snapshot
-without any is ``unnamed``. Compactions and other ``replace`` snapshots are not writers of rows and are
-left out of the recent-writer list.
+without any is ``unnamed``. Compactions and other ``replace`` snapshots, and equality-delete conversions
+(an ``overwrite`` marked in its summary), change no rows and are left out of the recent-writer list.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from floe.spec.table_metadata import TableMetadata
 
 __all__ = ["GROWTH_SAMPLES", "manifest_growth", "ref_health", "snapshot_stats", "timeline", "writer_of", "writers"]
 
+# floe.maintenance.equality_delete_conversion.CONVERSION_SUMMARY_KEY (not imported: it loads the table layer)
+_MAINTENANCE_KEYS = ("floe.rewrite-equality-deletes",)
 GROWTH_SAMPLES = 40  # manifest lists read for the growth plot (evenly spaced over the current history)
 _WRITER_KEYS = (
     ("spark.sql.streaming.queryId", "stream"),
@@ -126,6 +128,8 @@ def writers(metadata: TableMetadata, *, now_ms: int, window_ms: int) -> tuple[Wr
     seen: dict[str, tuple[set[str], int, int]] = {}
     for s in metadata.snapshots:
         if now_ms - s.timestamp_ms > window_ms or _operation(s) == "replace":
+            continue
+        if s.summary is not None and any(k in s.summary for k in _MAINTENANCE_KEYS):
             continue
         name = writer_of(s)
         ops, count, last = seen.get(name, (set(), 0, 0))

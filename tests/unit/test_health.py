@@ -234,3 +234,13 @@ def test_health_unpartitioned_equality_deletes_convert_without_where(tmp_path: P
     f = floe.health(table.refresh()).finding("EQUALITY_DELETES")
     assert f is not None
     assert f.statement == "CALL unit.system.rewrite_equality_deletes(table => 'db.glob')"
+
+
+def test_health_recent_writers_skip_maintenance_commits(tmp_path: Path) -> None:
+    table = create(sql_catalog(tmp_path), "db.maint")
+    table.new_fast_append().append_file(data_file(table, "d.parquet", "a")).set("spark.sql.streaming.queryId", "q1").commit()
+    table.new_row_delta().add_deletes(
+        data_file(table, "p.parquet", "a", content=FileContent.POSITION_DELETES, rows=1)
+    ).set("floe.rewrite-equality-deletes", "1").commit()
+    writers = floe.health(table.refresh()).recent_writers
+    assert [(w.writer, w.operations, w.snapshots) for w in writers] == [("stream q1", ("append",), 1)]
