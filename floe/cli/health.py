@@ -102,7 +102,7 @@ def render_text(report: HealthReport) -> str:
     lines = [
         (f"{report.qualified_name}: score {report.score}/100 "
         f"(file sizes {p.file_size:.2f}, equality deletes {p.equality_deletes:.2f}, "
-        f"position deletes {p.position_deletes:.2f})"),
+        f"position deletes {p.position_deletes:.2f}, manifests {p.manifests:.2f}, snapshots {p.snapshots:.2f})"),
         (f"  data files   {report.data_files} ({human_bytes(report.data_bytes)}, {report.data_rows} rows) in "
         f"{len(report.partitions)} partition(s); {report.small_files} small (< {human_bytes(report.small_file_bytes)}"
         f" = 75% of the {human_bytes(report.target_file_size_bytes)} target)"),

@@ -115,7 +115,7 @@ def analyze(
     refs = ref_health(metadata, now)
     recent = writers(metadata, now_ms=now, window_ms=recent_window_ms)
     orphan_counts = _orphans(io, metadata, metadata_location, now) if orphans else None
-    parts = score_parts(counts.partitions, target)
+    parts = score_parts(counts.partitions, target, m_stats, s_stats)
     findings = find(
         FindingContext(
             metadata=metadata,

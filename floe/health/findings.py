@@ -39,7 +39,7 @@ from floe.health.report import (
     SnapshotStats,
     WriterActivity,
 )
-from floe.health.score import ideal_data_files
+from floe.health.score import MANY_SNAPSHOTS, MIN_MANIFESTS, ideal_data_files
 from floe.health.statements import call, timestamp_literal, where_for_partitions
 from floe.maintenance.expire_plan import plan_expiry
 from floe.spec.table_metadata import TableMetadata
@@ -59,8 +59,6 @@ __all__ = [
 MIN_SMALL_FILES = 5
 MIN_DELETE_FILES = 5
 MAX_DELETED_RATIO = 0.1
-MIN_MANIFESTS = 10
-MANY_SNAPSHOTS = 1000
 KEEP_SNAPSHOTS = 100
 ORPHAN_AGE_MS = 3 * 24 * 60 * 60 * 1000
 _ROW_CHANGING = frozenset({"overwrite", "delete"})
@@ -235,7 +233,7 @@ def _equality_deletes(ctx: FindingContext) -> Finding | None:
 
 def _manifests(ctx: FindingContext) -> Finding | None:
     m = ctx.manifests
-    if m.count < MIN_MANIFESTS or m.count <= 2 * m.ideal_count:
+    if m.count <= max(2 * m.ideal_count, MIN_MANIFESTS - 1):  # as floe.health.score.manifest_fraction
         return None
     safe, reason = _metadata_only_safety("rewrite_manifests")
     return Finding(

@@ -175,11 +175,13 @@ class WriterActivity:
 
 @dataclass(frozen=True, slots=True)
 class ScoreParts:
-    """The three health fractions the score weighs (1.0 = healthy)."""
+    """The five health fractions the score weighs (1.0 = healthy; see floe.health.score)."""
 
     file_size: float
     equality_deletes: float
     position_deletes: float
+    manifests: float = 1.0
+    snapshots: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

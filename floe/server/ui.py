@@ -129,8 +129,8 @@ class UiPages:
             )
         body = (
             f"<h1>Table health: catalog {escape(self.catalog.name)}</h1>"
-            f'<p class="muted">{len(reports)} table(s), worst score first; score = 40% file sizes + 40% equality '
-            "deletes + 20% position deletes (see floe.health.score)</p>"
+            f'<p class="muted">{len(reports)} table(s), worst score first; score = 90% Amoro\'s (40 file sizes, '
+            "40 equality deletes, 20 position deletes) + 5 manifests + 5 snapshots (see floe.health.score)</p>"
             '<table id="ranking"><tr><th>#</th><th>table</th><th>score</th><th>data files</th><th>small</th>'
             "<th>position deletes</th><th>equality deletes</th><th>manifests</th><th>snapshots</th>"
             "<th>findings</th></tr>" + "".join(rows) + "</table>"
@@ -163,7 +163,8 @@ class UiPages:
             f'<table id="summary">'
             f"<tr><th>score</th><td><span class=\"score {_score_class(r.score)}\">{r.score}</span> "
             f"(file sizes {r.score_parts.file_size:.2f}, equality deletes {r.score_parts.equality_deletes:.2f}, "
-            f"position deletes {r.score_parts.position_deletes:.2f})</td></tr>"
+            f"position deletes {r.score_parts.position_deletes:.2f}, manifests {r.score_parts.manifests:.2f}, "
+            f"snapshots {r.score_parts.snapshots:.2f})</td></tr>"
             f"<tr><th>data files</th><td>{r.data_files} ({escape(human_bytes(r.data_bytes))}, {r.data_rows} rows), "
             f"{r.small_files} small (&lt; {escape(human_bytes(r.small_file_bytes))}) in {len(r.partitions)} partition(s)"
             "</td></tr>"

@@ -55,6 +55,7 @@ def test_health_streaming_small_files_fixed_by_rewrite_data_files(session: SqlSe
     assert after.score > before.score
     assert after.score_parts.file_size == 1.0
     assert _rows(spark, table) == rows
+    print(f"streaming: score {before.score} -> {after.score}, data files {f.files_before} -> {after.data_files}")
 
 
 @pytest.mark.slow  # 30 merge-on-read DELETE statements in Spark
@@ -91,6 +92,30 @@ def test_health_merge_on_read_30_delete_rounds(session: SqlSession, spark: Spark
     assert after.score_parts.position_deletes == 1.0
     assert after.score > before.score
     assert _rows(spark, table) == expected
+    print(f"merge-on-read: score {before.score} -> {after.score}, delete files {files.files_before} -> 0")
+
+
+@pytest.mark.slow  # 10 merge-on-read DELETE statements in Spark, then a compaction
+def test_health_v3_deletion_vectors_applied_by_rewrite(session: SqlSession, spark: SparkSession) -> None:
+    session.sql(
+        "CREATE TABLE db.dv (id BIGINT, dt STRING) USING iceberg PARTITIONED BY (dt) "
+        "TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read')"
+    )
+    session.sql("INSERT INTO db.dv SELECT id, IF(id % 2 = 0, 'a', 'b') FROM range(2000)")
+    for k in range(10):
+        session.sql(f"DELETE FROM db.dv WHERE id % 40 = {k}")
+    table = _table(session, "db.dv")
+    before = floe.health(table)
+    assert (before.deletes.dv_count, before.deletes.position_delete_files) == (2, 0)  # one vector per data file
+    assert before.deletes.dv_rows == 500 and before.deletes.dv_coverage == 1.0
+    assert before.finding("POSITION_DELETE_FILES") is None
+    expected = _rows(spark, table)
+    after = _run(session, before, ("DELETED_ROWS",))
+    assert after.finding("DELETED_ROWS") is None
+    assert after.deletes.dv_count == 0
+    assert after.score > before.score
+    assert _rows(spark, table) == expected
+    print(f"v3 vectors: score {before.score} -> {after.score}")
 
 
 @pytest.mark.slow  # 12 upsert commits, a conversion and a compaction in Spark: 30 s
@@ -123,6 +148,7 @@ def test_health_equality_delete_cdc_table(session: SqlSession, spark: SparkSessi
     assert not {f.code for f in clean.findings} & set(remaining)
     assert clean.score > converted.score
     assert _rows(spark, table) == expected
+    print(f"cdc: score {before.score} -> {converted.score} -> {clean.score}, ran {('EQUALITY_DELETES', *remaining)}")
 
 
 @pytest.mark.slow  # building 2,000 snapshots takes 15-20 s (a file write per commit)
@@ -134,5 +160,7 @@ def test_health_2000_snapshots_expired_and_manifests_rewritten(session: SqlSessi
     assert after.snapshots.count == 100 + 1  # the last 100 kept, and the snapshot rewrite_manifests committed
     assert after.manifests.count == 1
     assert after.finding("SNAPSHOTS_MANY") is None and after.finding("MANIFESTS") is None
+    assert after.score > before.score
     # the files are descriptors (never opened): the same live files before and after
     assert (after.data_files, after.data_rows) == (before.data_files, before.data_rows)
+    print(f"2,000 snapshots: score {before.score} -> {after.score}, manifests {before.manifests.count} -> 1")

@@ -40,9 +40,10 @@ def test_health_streaming_500_tiny_files_small_files_finding(tmp_path: Path) -> 
     assert (f.files_before, f.files_after) == (500, 2)
     assert f.partitions == ("dt=a", "dt=b")
     assert f.safe_now and "only appends" in f.safe_reason
-    # 2 ideal files of 500: file_size = 0.004, no deletes
+    # 2 ideal files of 500: file_size = 0.004, no deletes, merged manifests, 500 snapshots within retention
     assert report.score_parts.file_size == pytest.approx(2 / 500)
-    assert report.score == round(40 * 2 / 500 + 40 + 20) == 60
+    assert (report.score_parts.manifests, report.score_parts.snapshots) == (1.0, 1.0)
+    assert report.score == round(0.9 * (40 * 2 / 500 + 40 + 20) + 5 + 5) == 64
     assert report.snapshots.count == 500
     assert report.timeline[-1].added_files == 1
 
@@ -55,12 +56,16 @@ def test_health_score_weights_follow_amoro(tmp_path: Path) -> None:
     assert (a.position_delete_files, a.position_delete_rows) == (8, 1200)
     assert (a.equality_delete_files, a.equality_delete_rows) == (2, 400)
     assert (b.partition, b.small_files, b.delete_files) == ("dt=b", 0, 0)
-    parts = score_parts(report.partitions, report.target_file_size_bytes)
+    parts = score_parts(report.partitions, report.target_file_size_bytes, report.manifests, report.snapshots)
     # 4 small files of 8 MiB pack into one: 1 + 1 ideal files of 5
     assert parts.file_size == pytest.approx(2 / 5)
     assert parts.equality_deletes == pytest.approx(1 - 400 / 54_000)
     assert parts.position_deletes == pytest.approx(1 - 1200 / 54_000)
-    assert report.score == score(parts) == round(40 * 2 / 5 + 40 * (1 - 400 / 54_000) + 20 * (1 - 1200 / 54_000))
+    # 11 manifests (one per commit) where 2 would do: 9 tolerated (the MANIFESTS finding's bound)
+    assert report.manifests.count == 11 and parts.manifests == pytest.approx(9 / 11)
+    assert parts.snapshots == 1.0
+    data = 40 * 2 / 5 + 40 * (1 - 400 / 54_000) + 20 * (1 - 1200 / 54_000)
+    assert report.score == score(parts) == round(0.9 * data + 5 * 9 / 11 + 5)
 
 
 def test_health_delete_findings_and_statements(tmp_path: Path) -> None:
@@ -116,6 +121,7 @@ def test_health_2000_snapshots_many_snapshots_finding(tmp_path: Path) -> None:
         f"retain_last => {KEEP_SNAPSHOTS})"
     )
     assert (f.files_before, f.files_after) == (2000, KEEP_SNAPSHOTS)
+    assert report.score_parts.snapshots == pytest.approx(1000 / 2000)
     growth = report.manifest_growth
     assert len(growth) == 40  # sampled, oldest first, ending at the current snapshot
     assert (growth[0].manifests, growth[-1].snapshot_id) == (1, report.snapshot_id)
@@ -143,6 +149,7 @@ def test_health_retention_and_ref_age_against_table_properties(tmp_path: Path) -
         "retain_last => 2)"
     )
     assert (f.files_before, f.files_after) == (5, 2)
+    assert report.score_parts.snapshots == pytest.approx(2 / 5)
     tag = next(r for r in report.refs if r.name == "first")
     assert tag.past_max_age and tag.max_ref_age_ms == DAY_MS
     refs = report.finding("REFS_PAST_MAX_AGE")
