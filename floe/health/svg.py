@@ -142,8 +142,9 @@ def _columns(points: Sequence[SnapshotPoint]) -> list[list[SnapshotPoint]]:
 
 
 def snapshot_timeline(points: Sequence[SnapshotPoint]) -> str:
-    """Files added (up, green) and removed (down, red) per snapshot, with rows in the tooltips."""
-    title = f"Snapshot timeline ({len(points)} snapshots: files added / removed)"
+    """Files added (up, green bars) and removed (down, red bars) per snapshot, rows added and deleted as
+    lines on their own scale (up, dark green; down, dark red); several snapshots share a column past 240."""
+    title = f"Snapshot timeline ({len(points)} snapshots: files and rows added / removed)"
     if not points:
         return _empty(PLOT_IDS[2], title, "no snapshots")
     cols = _columns(points)
@@ -176,6 +177,21 @@ def snapshot_timeline(points: Sequence[SnapshotPoint]) -> str:
                 f'<rect class="removed" x="{x:.2f}" y="{mid:.2f}" width="{w:.2f}" height="{h_down:.2f}" fill="#c9412e">'
                 f"<title>{tip}</title></rect>"
             )
+    rows_up = [sum(p.added_rows for p in c) for c in cols]
+    rows_down = [sum(p.deleted_rows for p in c) for c in cols]
+    row_top = max(max(rows_up), max(rows_down), 1)
+    for cls, values, sign, color in (("rows-added", rows_up, -1, "#14532d"), ("rows-deleted", rows_down, 1, "#7f1d1d")):
+        if not any(values):
+            continue
+        coords = " ".join(
+            f"{_PAD_L + (i + 0.5) * step:.2f},{mid + sign * half * v / row_top:.2f}" for i, v in enumerate(values)
+        )
+        body.append(f'<polyline class="{cls}" fill="none" stroke="{color}" stroke-width="1.5" points="{coords}"/>')
+    body.append(
+        f'<text x="{(_PAD_L + _W - _PAD_R) / 2}" y="{_H - _PAD_B + 16}" {_FONT} text-anchor="middle">'
+        f"bars: files (max {escape(_num(top))}); "
+        f"lines: rows (max {escape(_num(row_top))})</text>"
+    )
     body.append(f'<text x="{_PAD_L}" y="{_H - _PAD_B + 16}" {_FONT}>oldest</text>')
     body.append(f'<text x="{_W - _PAD_R}" y="{_H - _PAD_B + 16}" {_FONT} text-anchor="end">newest</text>')
     return _svg(PLOT_IDS[2], title, body)

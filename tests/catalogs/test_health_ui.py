@@ -17,7 +17,8 @@ from floe.health.svg import PLOT_IDS
 from floe.server import ServerSettings, background_server
 from floe.server.settings import Principal
 from floe.server.ui import COOKIE
-from tests.unit._health_tables import create, deletes_table, streaming_table
+from floe.spec.manifest import FileContent
+from tests.unit._health_tables import create, data_file, deletes_table, streaming_table
 from tests.unit._table_testing import sql_catalog
 
 EVIL = "<script>alert(1)</script>"
@@ -31,7 +32,10 @@ TOKENS = {
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Any:
     cat = sql_catalog(tmp_path_factory.mktemp("health_ui"))
     deletes_table(cat, "db.del")
-    streaming_table(cat, "db.stream", appends=12, days=("a", EVIL))
+    stream = streaming_table(cat, "db.stream", appends=12, days=("a", EVIL))
+    stream.new_row_delta().add_deletes(  # so the evil partition value is also a heat-map row label
+        data_file(stream, "pos.parquet", EVIL, rows=1, content=FileContent.POSITION_DELETES)
+    ).commit()
     cat.create_namespace("other")
     create(cat, "other.hidden").append(pa.table({"id": pa.array([1], pa.int64()), "dt": ["x"]}))
     create(cat, 'db.we"ird<b>')
@@ -69,7 +73,9 @@ def test_health_ui_table_page_plots_findings_and_escaping(open_server: str) -> N
         assert f'<svg id="{plot}"' in html
     assert 'id="finding-SMALL_FILES"' in html
     assert EVIL not in html  # the partition value is shown escaped, never as markup
-    assert "dt=&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    escaped = "dt=&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert html.count(escaped) >= 2  # the skew line and the heat map's row label (and its tooltips)
+    assert 'class="rows-added"' in html
     assert html.count("<script") == 1  # the page's own copy script, under the response's nonce
     nonce = html.split('<script nonce="', 1)[1].split('"', 1)[0]
     deletes = httpx.get(f"{open_server}/ui/tables/db/del")

@@ -98,6 +98,7 @@ def test_health_ui_in_chromium_dom_and_screenshot(served: str, tmp_path: Path) -
         assert f'<svg id="{plot}"' in dom, plot
     assert dom.count('class="bar"') == 10 and dom.count('class="cell"') >= 10
     assert dom.count('class="added"') == 160 + 10 + 3 and 'class="point"' in dom
+    assert 'class="rows-added"' in dom  # rows on their own scale, next to the file bars
     for code in ("SMALL_FILES", "EQUALITY_DELETES", "DELETED_ROWS", "POSITION_DELETE_FILES", "SNAPSHOTS_PAST_RETENTION"):
         assert f'id="finding-{code}"' in dom, code
     assert "CALL floe.system.rewrite_data_files(table =&gt; 'db.events', where =&gt; " in dom
