@@ -29,10 +29,11 @@ from floe.server.handlers import require_grant
 from floe.server.settings import LEVELS, Principal
 from floe.table.identifiers import Identifier, Namespace
 
-__all__ = ["COOKIE", "MAX_TABLES", "UiPages", "table_path"]
+__all__ = ["COOKIE", "MAX_PARTITION_ROWS", "MAX_TABLES", "UiPages", "table_path"]
 
 COOKIE = "floe_ui_token"
 MAX_TABLES = 500  # tables ranked on one page (each costs a manifest read)
+MAX_PARTITION_ROWS = 100
 
 _STYLE = """
 body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}
@@ -72,6 +73,26 @@ def _page(title: str, body: str, nonce: str) -> str:
 
 def _when(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _partitions_table(r: HealthReport) -> str:
+    """Partitions with the most to fix first (small files and delete files), at most MAX_PARTITION_ROWS."""
+    ranked = sorted(r.partitions, key=lambda p: (-(p.small_files + p.delete_files), p.partition))
+    rows = "".join(
+        f'<tr class="partition-row"><td>{escape(p.partition)}</td><td>{p.data_files}</td><td>{p.small_files}</td>'
+        f"<td>{escape(human_bytes(p.data_bytes))}</td><td>{p.data_rows}</td>"
+        f"<td>{p.position_delete_files}</td><td>{p.dv_count}</td><td>{p.equality_delete_files}</td>"
+        f"<td>{p.position_delete_ratio:.0%}</td><td>{p.equality_delete_ratio:.0%}</td></tr>"
+        for p in ranked[:MAX_PARTITION_ROWS]
+    )
+    more = len(ranked) - MAX_PARTITION_ROWS
+    note = f'<p class="muted">{more} more partition(s) in the JSON report (floe health --format json)</p>' if more > 0 else ""
+    return (
+        f"<h2>Partitions ({len(ranked)})</h2>"
+        '<table id="partitions"><tr><th>partition</th><th>data files</th><th>small</th><th>bytes</th><th>rows</th>'
+        "<th>position deletes</th><th>vectors</th><th>equality deletes</th><th>deleted rows</th>"
+        f"<th>eq. delete rows</th></tr>{rows}</table>{note}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +209,7 @@ class UiPages:
             + delete_heatmap(r.partitions)
             + snapshot_timeline(r.timeline)
             + manifest_growth(r)
+            + _partitions_table(r)
         )
         return _page(f"Table health: {r.qualified_name}", body, nonce)
 

@@ -85,6 +85,8 @@ def test_health_ui_table_page_plots_findings_and_escaping(open_server: str) -> N
         assert f'id="finding-{code}"' in text
     assert "CALL unit.system.rewrite_equality_deletes(table =&gt; &#x27;db.del&#x27;, where =&gt; " in text
     assert 'class="cell"' in text  # the heat map has cells for partition a
+    assert text.count('class="partition-row"') == 2
+    assert text.index("<td>dt=a</td>") < text.index("<td>dt=b</td>")  # the partition with deletes first
 
 
 def test_health_ui_unknown_table_and_methods(open_server: str) -> None:
