@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from floe.table.table import Table
 
-__all__ = ["HISTORY_TABLE", "history_schema", "record", "summary_row"]
+__all__ = ["HISTORY_TABLE", "history_schema", "read_scores", "record", "summary_row"]
 
 HISTORY_TABLE = "floe_health_history"
 
@@ -102,3 +102,12 @@ def record(catalog: Any, identifier: Sequence[str], reports: Sequence[HealthRepo
     data = pa.Table.from_pylist(rows, schema=schema)
     table.append(data)
     return table.refresh()
+
+
+def read_scores(history: Table, table_name: str) -> list[tuple[int, int]]:
+    """(recorded_at in ms, score) of every row recorded for ``table_name``, oldest first."""
+    quoted = table_name.replace("'", "''")
+    data = history.scan(f"table_name = '{quoted}'", selected_fields=("recorded_at", "score")).to_arrow()
+    stamps = data.column("recorded_at").cast("int64").to_pylist()
+    scores = data.column("score").to_pylist()
+    return sorted((int(t) // 1000, int(s)) for t, s in zip(stamps, scores) if t is not None and s is not None)

@@ -6,15 +6,25 @@ are formatted here. Each plot is one ``<svg>`` element with a stable ``id`` so p
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from html import escape
 
 from floe.health.files import human_bytes
 from floe.health.report import HealthReport, PartitionHealth, SnapshotPoint
 
-__all__ = ["PLOT_IDS", "delete_heatmap", "file_size_histogram", "manifest_growth", "snapshot_timeline"]
+__all__ = [
+    "HISTORY_PLOT_ID",
+    "PLOT_IDS",
+    "delete_heatmap",
+    "file_size_histogram",
+    "manifest_growth",
+    "score_history",
+    "snapshot_timeline",
+]
 
 PLOT_IDS = ("plot-size-histogram", "plot-delete-heatmap", "plot-snapshot-timeline", "plot-manifest-growth")
+HISTORY_PLOT_ID = "plot-score-history"
 _W, _H = 720, 260
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 56, 16, 28, 64
 _FONT = 'font-family="sans-serif" font-size="11"'
@@ -221,3 +231,30 @@ def manifest_growth(report: HealthReport) -> str:
         tip = escape(f"snapshot {p.snapshot_id}: {p.manifests} manifests, {human_bytes(p.total_bytes)}")
         body.append(f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#7a4fc2"><title>{tip}</title></circle>')
     return _svg(PLOT_IDS[3], title, body)
+
+
+def score_history(points: Sequence[tuple[int, int]]) -> str:
+    """Recorded scores over time (``floe health --record``), on a 0-100 axis, evenly spaced by record."""
+    title = f"Score history ({len(points)} recorded report(s))"
+    if not points:
+        return _empty(HISTORY_PLOT_ID, title, "nothing recorded: floe health TABLE --record")
+    inner_w = _W - _PAD_L - _PAD_R
+    inner_h = _H - _PAD_T - _PAD_B
+    step = inner_w / max(1, len(points) - 1)
+    coords = [
+        (_PAD_L + i * step if len(points) > 1 else _PAD_L + inner_w / 2, _H - _PAD_B - inner_h * score / 100)
+        for i, (_, score) in enumerate(points)
+    ]
+    body = _y_axis(100, "score")
+    body.append(
+        '<polyline fill="none" stroke="#3b7dd8" stroke-width="2" points="'
+        + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+        + '"/>'
+    )
+    for (x, y), (ms, score) in zip(coords, points):
+        when = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        body.append(
+            f'<circle class="record" cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#3b7dd8"><title>{when}: score '
+            f"{score}</title></circle>"
+        )
+    return _svg(HISTORY_PLOT_ID, title, body)

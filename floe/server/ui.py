@@ -21,10 +21,18 @@ from html import escape
 from urllib.parse import quote
 
 from floe.catalog.base import Catalog
+from floe.errors import NoSuchTableError
 from floe.health.check import analyze
 from floe.health.files import human_bytes
+from floe.health.history import HISTORY_TABLE, read_scores
 from floe.health.report import HealthReport
-from floe.health.svg import delete_heatmap, file_size_histogram, manifest_growth, snapshot_timeline
+from floe.health.svg import (
+    delete_heatmap,
+    file_size_histogram,
+    manifest_growth,
+    score_history,
+    snapshot_timeline,
+)
 from floe.server.handlers import require_grant
 from floe.server.settings import LEVELS, Principal
 from floe.table.identifiers import Identifier, Namespace
@@ -209,9 +217,18 @@ class UiPages:
             + delete_heatmap(r.partitions)
             + snapshot_timeline(r.timeline)
             + manifest_growth(r)
+            + self._history(ident, r.table)
             + _partitions_table(r)
         )
         return _page(f"Table health: {r.qualified_name}", body, nonce)
+
+    def _history(self, ident: Identifier, name: str) -> str:
+        """The score trend from ``<namespace>.floe_health_history`` when that table exists ("" otherwise)."""
+        try:
+            history = self.catalog.load_table((*ident[:-1], HISTORY_TABLE))
+        except NoSuchTableError:
+            return ""
+        return score_history(read_scores(history, name))
 
     @staticmethod
     def login(nonce: str, message: str = "") -> str:

@@ -131,3 +131,25 @@ def test_health_ui_table_path_round_trips_odd_names(open_server: str, tmp_path: 
     page = httpx.get(f"{open_server}{path}")
     assert page.status_code == 200
     assert "<h1>unit.db.we&quot;ird&lt;b&gt;</h1>" in page.text
+
+
+def test_health_ui_plots_the_recorded_score_history(tmp_path: Path) -> None:
+    import floe
+    from floe.health.history import HISTORY_TABLE, record
+    from floe.health.svg import HISTORY_PLOT_ID
+
+    cat = sql_catalog(tmp_path)
+    table = streaming_table(cat, "db.trend", appends=6)
+    first = floe.health(table)
+    table.append(pa.table({"id": pa.array([99], pa.int64()), "dt": ["a"]}))
+    second = floe.health(table.refresh())
+    record(cat, ("db", HISTORY_TABLE), [first])
+    record(cat, ("db", HISTORY_TABLE), [second, floe.health(deletes_table(cat, "db.other"))])
+    with background_server(cat) as server:
+        html = httpx.get(f"{server.uri}/ui/tables/db/trend").text
+        assert f'<svg id="{HISTORY_PLOT_ID}"' in html
+        assert html.count('class="record"') == 2  # the other table's row is not this table's trend
+        assert f"score {first.score}</title>" in html and f"score {second.score}</title>" in html
+        without = httpx.get(f"{server.uri}/ui/tables/db/floe_health_history").text
+        assert 'id="plot-score-history"' in without  # its own page: nothing recorded for it
+        assert "nothing recorded" in without

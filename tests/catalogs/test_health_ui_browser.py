@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
+import floe
 from floe.catalog.loader import open_catalog
 from floe.config import FloeConfig
-from floe.health.svg import PLOT_IDS
+from floe.health.history import HISTORY_TABLE, record
+from floe.health.svg import HISTORY_PLOT_ID, PLOT_IDS
 from floe.spec.manifest import FileContent
 from tests.catalogs._rest import FLOE, free_port, wait_for_port
 from tests.conftest import _unavailable
@@ -38,8 +40,10 @@ def _chromium() -> str:
 
 
 def _events_table(catalog: Any) -> None:
-    """A streaming table (tiny files over four days) that also took merge-on-read and CDC deletes."""
+    """A streaming table (tiny files over four days) that also took merge-on-read and CDC deletes; its
+    health is recorded after the appends, after the deletes and at the end (the score-history plot)."""
     table = streaming_table(catalog, "db.events", appends=160, days=DAYS)
+    record(catalog, ("db", HISTORY_TABLE), [floe.health(table)])
     for i in range(10):
         delta = table.new_row_delta()
         delta.add_deletes(
@@ -51,7 +55,9 @@ def _events_table(catalog: Any) -> None:
             data_file(table, f"eq-{i}.parquet", DAYS[2], size=900, rows=3, content=FileContent.EQUALITY_DELETES,
                       equality_ids=(1,))
         ).commit()
+    record(catalog, ("db", HISTORY_TABLE), [floe.health(table.refresh())])
     table.set_properties({"history.expire.max-snapshot-age-ms": "1000"})  # so the history is past retention
+    record(catalog, ("db", HISTORY_TABLE), [floe.health(table.refresh())])
 
 
 @pytest.fixture(scope="module")
@@ -90,12 +96,13 @@ def _browse(*args: str, tmp: Path) -> str:
 
 def test_health_ui_in_chromium_dom_and_screenshot(served: str, tmp_path: Path) -> None:
     ranking = _browse("--dump-dom", f"{served}/ui", tmp=tmp_path)
-    assert ranking.count('class="table-row"') == 2
+    assert ranking.count('class="table-row"') == 3  # the history table is a table too
     assert ranking.index("floe.db.events") < ranking.index("floe.db.clicks")  # worst score first
     page_url = f"{served}/ui/tables/db/events"
     dom = _browse("--dump-dom", page_url, tmp=tmp_path)
-    for plot in PLOT_IDS:
+    for plot in (*PLOT_IDS, HISTORY_PLOT_ID):
         assert f'<svg id="{plot}"' in dom, plot
+    assert dom.count('class="record"') == 3
     assert dom.count('class="bar"') == 10 and dom.count('class="cell"') >= 10
     assert dom.count('class="added"') == 160 + 10 + 3 and 'class="point"' in dom
     assert 'class="rows-added"' in dom  # rows on their own scale, next to the file bars
@@ -103,7 +110,7 @@ def test_health_ui_in_chromium_dom_and_screenshot(served: str, tmp_path: Path) -
         assert f'id="finding-{code}"' in dom, code
     assert "CALL floe.system.rewrite_data_files(table =&gt; 'db.events', where =&gt; " in dom
     shot = tmp_path / "health.png"
-    _browse(f"--screenshot={shot}", "--window-size=1100,2300", page_url, tmp=tmp_path)
+    _browse(f"--screenshot={shot}", "--window-size=1100,3000", page_url, tmp=tmp_path)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     target = os.environ.get("FLOE_HEALTH_SCREENSHOT")
