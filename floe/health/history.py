@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from floe.health.report import HealthReport
+from floe.health.statements import sql_string
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -106,8 +107,7 @@ def record(catalog: Any, identifier: Sequence[str], reports: Sequence[HealthRepo
 
 def read_scores(history: Table, table_name: str) -> list[tuple[int, int]]:
     """(recorded_at in ms, score) of every row recorded for ``table_name``, oldest first."""
-    quoted = table_name.replace("'", "''")
-    data = history.scan(f"table_name = '{quoted}'", selected_fields=("recorded_at", "score")).to_arrow()
+    data = history.scan(f"table_name = {sql_string(table_name)}", selected_fields=("recorded_at", "score")).to_arrow()
     stamps = data.column("recorded_at").cast("int64").to_pylist()
     scores = data.column("score").to_pylist()
     return sorted((int(t) // 1000, int(s)) for t, s in zip(stamps, scores) if t is not None and s is not None)

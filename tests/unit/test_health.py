@@ -251,3 +251,17 @@ def test_health_recent_writers_skip_maintenance_commits(tmp_path: Path) -> None:
     ).set("floe.rewrite-equality-deletes", "1").commit()
     writers = floe.health(table.refresh()).recent_writers
     assert [(w.writer, w.operations, w.snapshots) for w in writers] == [("stream q1", ("append",), 1)]
+
+
+def test_health_history_rows_per_table_even_with_quotes(tmp_path: Path) -> None:
+    from floe.health.history import HISTORY_TABLE, read_scores, record
+
+    catalog = sql_catalog(tmp_path)
+    odd = create(catalog, "db.it's")
+    plain = deletes_table(catalog, "db.plain")
+    history = record(catalog, ("db", HISTORY_TABLE), [floe.health(odd), floe.health(plain)])
+    history = record(catalog, ("db", HISTORY_TABLE), [floe.health(odd, now_ms=int(time.time() * 1000) + 1000)])
+    scores = read_scores(history, "db.it's")
+    assert [s for _, s in scores] == [100, 100] and scores[0][0] < scores[1][0]
+    assert [s for _, s in read_scores(history, "db.plain")] == [floe.health(plain).score]
+    assert len(history.metadata.snapshots) == 2  # one append per record call
