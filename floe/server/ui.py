@@ -10,6 +10,9 @@ Routes (``GET``): ``/ui`` (ranking), ``/ui/tables/<namespace>/<table>`` (levels 
 namespace separator, each segment percent-encoded), ``/ui/login`` (a form that stores a bearer token in an
 ``HttpOnly``, ``SameSite=Strict`` cookie scoped to ``/ui``; ``POST`` sets it). The cookie is accepted on
 ``GET /ui`` pages only, never by the REST API, so it cannot be used to change anything.
+
+Nothing is cached: every page load reads the current manifests of each table it shows (``MAX_TABLES`` at
+most on the ranking), so the pages are as fresh as the catalog and cost what ``floe health --all`` costs.
 """
 
 from __future__ import annotations
