@@ -16,6 +16,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "SqlCatalog": ("floe.catalog", "SqlCatalog"),
     "load_catalog": ("floe.catalog", "load_catalog"),
     "load_table": ("floe.catalog", "load_table"),
+    "health": ("floe.health", "health"),
     "DataFile": ("floe.spec.manifest", "DataFile"),
     "FileContent": ("floe.spec.manifest", "FileContent"),
     "FileFormat": ("floe.spec.manifest", "FileFormat"),
@@ -33,6 +34,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
 if TYPE_CHECKING:
     from floe import errors
     from floe.catalog import Catalog, HadoopCatalog, SqlCatalog, load_catalog, load_table
+    from floe.health import health
     from floe.spec import types
     from floe.spec.manifest import DataFile, FileContent, FileFormat
     from floe.spec.partitioning import PartitionField, PartitionSpec, PartitionSpecBuilder
@@ -80,6 +82,7 @@ __all__ = [
     "Transaction",
     "__version__",
     "errors",
+    "health",
     "load_catalog",
     "load_table",
     "types",

@@ -4,6 +4,7 @@
     floe shell                                 interactive SQL (history in $FLOE_HOME/history)
     floe tables [NAMESPACE]                    list tables            } answer from metadata alone,
     floe describe|history|snapshots|files T    inspect one table      } without starting Spark
+    floe health T | --all NAMESPACE            table health: score, findings, fixing statements (no Spark)
     floe demo                                  the sensordata walkthrough
     floe serve [--host H] [--port P] [--catalog NAME] [--token T ...]   an Iceberg REST catalog server
 
@@ -95,6 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(p, suppress=True)
 
+    p = sub.add_parser("health", help="table health: score, findings and the statements that fix them (no Spark)")
+    p.add_argument("table", nargs="?", help="[catalog.]namespace.table, or the table's location")
+    p.add_argument("--all", metavar="NAMESPACE", dest="all_namespace", help="rank every table of a namespace")
+    p.add_argument("--orphans", action="store_true", help="also list the table folder for orphan candidates")
+    p.add_argument(
+        "--record", action="store_true", help="append each report's summary row to <namespace>.floe_health_history"
+    )
+    p.add_argument("--record-to", metavar="TABLE", help="append the summary rows to this table instead")
+    _common(p, suppress=True)
+
     for name, what in (
         ("describe", "schema, partitioning, properties and location"),
         ("history", "the table's history (snapshot log)"),
@@ -124,6 +135,18 @@ def _run(args: argparse.Namespace) -> int:
         from floe.cli.serve import run_serve
 
         return run_serve(config, host=args.host, port=args.port, catalog=args.catalog, tokens=args.token)
+    if cmd == "health":
+        from floe.cli.health import run_health
+
+        return run_health(
+            config,
+            table=args.table,
+            namespace=args.all_namespace,
+            fmt=args.format,
+            orphans=args.orphans,
+            record=args.record,
+            record_to=args.record_to,
+        )
     if cmd == "demo":
         from floe.cli.demo import run as run_demo
 

@@ -22,6 +22,7 @@ import base64
 import binascii
 import errno
 import logging
+import secrets
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from urllib.parse import parse_qsl
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import request_response
 from starlette.types import Receive, Scope, Send
 
@@ -50,6 +51,7 @@ from floe.server.request_types import check_request, parse_json
 from floe.server.scan_planning import ScanPlans
 from floe.server.security import RateLimiter, TokenStore
 from floe.server.settings import Principal, ServerSettings
+from floe.server.ui import COOKIE, UiPages
 from floe.table.identifiers import Namespace
 
 __all__ = ["ANONYMOUS", "RestCatalogApp", "create_app"]
@@ -114,6 +116,7 @@ class CatalogApp:
         self.tokens = TokenStore(settings)
         self.limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
         self.anonymous = anonymous
+        self.ui = UiPages(catalog, settings.namespace_separator)
 
     # -- routing ---------------------------------------------------------------------------------
     def route(self, method: str, segments: list[str]) -> Route | None | str:
@@ -247,6 +250,8 @@ class CatalogApp:
         segments = [decode_segment(s) for s in raw_path.decode("latin-1").split("/")[1:]]
         if segments and segments[-1] == "":
             segments.pop()
+        if segments[:1] == ["ui"]:
+            return await self._ui(request, segments, address)
         if segments == ["v1", "oauth", "tokens"]:
             wait = self.limiter.allow(address)
             if wait:
@@ -293,6 +298,68 @@ class CatalogApp:
                 return _error(404, "NotFoundException", "Not found", head=head)
             return Response(status_code=status)
         return JSONResponse(payload, status_code=status)
+
+    # -- /ui -------------------------------------------------------------------------------------------
+    async def _ui(self, request: Request, segments: list[str], address: str) -> Response:
+        """The health pages (floe.server.ui): the API's authentication, or its token in the /ui cookie."""
+        nonce = secrets.token_urlsafe(16)
+        headers = {
+            "Content-Security-Policy": (
+                f"default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; "
+                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            ),
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+            "Referrer-Policy": "no-referrer",
+        }
+        if segments == ["ui", "login"]:
+            wait = self.limiter.allow(address)
+            if wait:
+                return self._too_many(address, wait)
+            if request.method == "GET":
+                return HTMLResponse(self.ui.login(nonce), headers=headers)
+            if request.method != "POST":
+                return _error(405, "MethodNotAllowedException", "Use GET or POST for /ui/login")
+            form = dict(parse_qsl((await self._read_body(request)).decode("utf-8", "replace"), keep_blank_values=True))
+            token = form.get("token", "").strip()
+            try:
+                self.tokens.authenticate(f"Bearer {token}")
+            except NotAuthorizedError:
+                log.info("floe serve: refused POST /ui/login: 401 invalid token")
+                return HTMLResponse(self.ui.login(nonce, "That token is not valid."), status_code=401, headers=headers)
+            done = RedirectResponse("/ui", status_code=303, headers=headers)
+            done.set_cookie(COOKIE, token, path="/ui", httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
+            return done
+        if request.method not in ("GET", "HEAD"):
+            return _error(405, "MethodNotAllowedException", f"Method {request.method} not allowed on /ui")
+        principal = ANONYMOUS if self.anonymous else None
+        if principal is None:
+            header = request.headers.get("authorization")
+            cookie = request.cookies.get(COOKIE)
+            try:
+                principal = self.tokens.authenticate(header or (f"Bearer {cookie}" if cookie else None))
+            except NotAuthorizedError as e:
+                wait = self.limiter.allow(address)
+                if wait:
+                    return self._too_many(address, wait)
+                log.info("floe serve: refused GET %s: 401 %s", request.url.path[:200], e)
+                return HTMLResponse(self.ui.login(nonce, str(e)), status_code=401, headers=headers)
+        key = address if self.anonymous else f"principal:{principal.name}"
+        wait = self.limiter.allow(key)
+        if wait:
+            return self._too_many(key, wait)
+        if segments == ["ui"]:
+            html = await run_in_threadpool(self.ui.index, principal, nonce)
+        elif len(segments) == 4 and segments[1] == "tables":
+            ns = tuple(_nfc(level) for level in split_namespace(segments[2], self.settings.namespace_separator))
+            request_namespace(ns)
+            name = _nfc(segments[3])
+            request_name(name, kind="table")
+            html = await run_in_threadpool(self.ui.table, principal, (*ns, name), nonce)
+        else:
+            return _error(404, "NoSuchEndpointException", f"No route {request.method} {request.url.path[:200]}")
+        return HTMLResponse(html, headers=headers)
 
     @staticmethod
     def _authorize(principal: Principal, route: Route) -> None:
