@@ -47,6 +47,7 @@ from floe.spec.manifest import (
     FileContent,
     FileFormat,
 )
+from floe.spec.row_lineage import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID
 from floe.spec.schema import Schema
 
 if TYPE_CHECKING:
@@ -401,7 +402,28 @@ def read_task_rows(ctx: ReadContext, task: FileScanTask) -> tuple[pa.Table, np.n
         table = table.append_column(_POSITION_COLUMN, pa.array(positions, pa.int64()))
         table = table.filter(to_arrow_expression(bind(read_schema, residual, ctx.case_sensitive)))
         positions = table.column(_POSITION_COLUMN).to_numpy()
+    table = _inherit_lineage(table, task, positions, ctx.projection)
     return table.select([f.name for f in ctx.projection.fields]), positions
+
+
+def _inherit_lineage(table: pa.Table, task: FileScanTask, positions: np.ndarray, projection: Schema) -> pa.Table:
+    """Row lineage values a file leaves null (or does not store) inherited as the spec says: ``_row_id`` =
+    the file's ``first_row_id`` + the row's position, ``_last_updated_sequence_number`` = the file's data
+    sequence number (as the Spark read path does; ``_row_id`` stays null for a file without a
+    ``first_row_id``)."""
+    first = task.data_file.first_row_id
+    inherited = {
+        ROW_ID.field_id: None if first is None else pa.array(positions + first, pa.int64()),
+        LAST_UPDATED_SEQUENCE_NUMBER.field_id: pa.array(np.full(len(positions), task.data_sequence_number, np.int64)),
+    }
+    for f in projection.fields:
+        if f.field_id not in inherited or f.name not in table.column_names:
+            continue
+        values = inherited[f.field_id]
+        if values is not None:
+            i = table.column_names.index(f.name)
+            table = table.set_column(i, table.schema.field(i), pc.coalesce(table.column(i), values))
+    return table
 
 
 def scan_read_context(scan: TableScan) -> ReadContext:

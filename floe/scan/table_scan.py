@@ -22,6 +22,7 @@ from floe.scan.planner import DEFAULT_PLANNING_THREADS, ManifestPlanner
 from floe.scan.tasks import CombinedScanTask, FileScanTask, pack_tasks, split_tasks
 from floe.spec import properties as P
 from floe.spec.manifest import ManifestContent, ManifestEntryStatus
+from floe.spec.row_lineage import LINEAGE_FIELDS
 from floe.spec.schema import Schema, walk_fields
 from floe.spec.snapshot import Operation, Snapshot
 from floe.spec.table_metadata import TableMetadata
@@ -231,11 +232,19 @@ class TableScan:
         return md.schema()
 
     def projection(self) -> Schema:
-        """The schema of the rows this scan returns (selected columns only)."""
+        """The schema of the rows this scan returns (selected columns only). On a v3 table the row lineage
+        fields (``_row_id``, ``_last_updated_sequence_number``) may be selected by name, after the columns."""
         schema = self.table_schema()
         if self.selected_fields == ("*",) or "*" in self.selected_fields:
             return schema
-        return schema.select(self.selected_fields, self.case_sensitive)
+        lineage = [f for f in LINEAGE_FIELDS if schema.find_field_or_none(f.field_id) is None
+                   and any(_same_name(n, f.name, self.case_sensitive) for n in self.selected_fields)]
+        if not lineage or self.metadata.format_version < 3:
+            return schema.select(self.selected_fields, self.case_sensitive)
+        names = [n for n in self.selected_fields if not any(_same_name(n, f.name, self.case_sensitive) for f in lineage)]
+        selected = schema.select(names, self.case_sensitive) if names else Schema(schema_id=schema.schema_id)
+        return Schema(*selected.fields, *lineage, schema_id=schema.schema_id,
+                      identifier_field_ids=selected.identifier_field_ids)
 
     def _prop_int(self, key: str, default: int) -> int:
         if key in self.options:
@@ -363,3 +372,7 @@ class TableScan:
     def to_arrow(self) -> pa.Table:
         """Read the matching rows into one Arrow table on the driver (small data; deletes applied)."""
         return read_tasks_to_arrow(self, self.plan_files())
+
+
+def _same_name(given: str, name: str, case_sensitive: bool) -> bool:
+    return given == name if case_sensitive else given.lower() == name.lower()

@@ -120,7 +120,7 @@ def test_lineage_java_fixture_compaction_kept_row_ids(spark: SparkSession) -> No
 
 @pytest.mark.slow  # ~70 s on 2 cores: eleven commits, each read back
 @pytest.mark.parametrize("columns", ["", ", tags ARRAY<INT>"], ids=["spark-writer", "arrow-writer"])
-def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession, columns: str) -> None:
+def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession, spark: SparkSession, columns: str) -> None:
     """Every row's (_row_id, _last_updated_sequence_number) against a Python model through copy-on-write and
     merge-on-read UPDATE / DELETE / MERGE, appends and compaction: a surviving row keeps its id; its sequence
     number changes only when the row changes; new rows get ids from next-row-id. A list column sends the
@@ -144,6 +144,11 @@ def test_lineage_row_ids_tracked_through_ten_operations(session: SqlSession, col
             model[i] = (model[i][0], now)
         assert got == model
         assert len({v[0] for v in got.values()}) == len(got)  # ids stay unique
+        # Without Spark: the Arrow read inherits the same values; floe.spark.read names them as columns too.
+        scan = load(session, name).scan().select("id", "_row_id", "_last_updated_sequence_number")
+        assert {r["id"]: (r["_row_id"], r["_last_updated_sequence_number"]) for r in scan.to_arrow().to_pylist()} == model
+        read = floe.spark.read(spark, load(session, name), columns=["id", "_row_id", "_last_updated_sequence_number"])
+        assert {r[0]: (r[1], r[2]) for r in read.collect()} == model
 
     def step(sql: str, changed: set[int] = frozenset(), new: set[int] = frozenset(), gone: set[int] = frozenset()) -> None:  # type: ignore[assignment]
         before = load(session, name).metadata.next_row_id

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from floe.catalog.location import load_table as open_location
 from floe.catalog.names import is_location, load_table_by_name
 from floe.config import FloeConfig
-from floe.errors import ValidationError
+from floe.errors import UnsupportedError, ValidationError
 from floe.expressions.base import AlwaysTrue, BooleanExpression
 from floe.expressions.binding import bind
 from floe.expressions.to_spark_sql import to_spark_sql
@@ -187,6 +187,12 @@ def dataframe_for_scan(
     bound = bind(table_schema, scan.row_filter, scan.case_sensitive)
     if lineage and not with_position:
         raise ValidationError("Row lineage values are inherited from row positions: read them with_position")
+    selected_lineage = [f.name for f in scan.projection().fields if table_schema.find_field_or_none(f.field_id) is None]
+    if selected_lineage:  # a scan's own selection would read only the stored values (nulls where inherited)
+        raise UnsupportedError(
+            f"Table {scan.table_name}: {', '.join(selected_lineage)} read on Spark as metadata columns "
+            "(floe.spark.read(..., metadata_columns=[...]) or SQL), not as selected columns of a scan"
+        )
     stored = lineage and scan.metadata.format_version >= 3
     read_schema = _read_schema(scan, bound, planned, stored)
     mapping = name_mapping_of(dict(scan.metadata.properties), table_schema)
@@ -260,6 +266,11 @@ def read(
         ValidationError: conflicting options, a filter that does not bind to the schema, or an unknown
             metadata column.
     """
+    if columns is not None:  # row lineage named among the columns: read as the metadata columns they are
+        lineage_named = [c for c in columns if c in LINEAGE_COLUMNS]
+        if lineage_named:
+            columns = [c for c in columns if c not in LINEAGE_COLUMNS]
+            metadata_columns = [*metadata_columns, *[c for c in lineage_named if c not in metadata_columns]]
     unknown = sorted(set(metadata_columns) - set(METADATA_COLUMNS))
     if unknown:
         raise ValidationError(f"Unknown metadata column(s) {', '.join(unknown)}; known: {', '.join(METADATA_COLUMNS)}")
