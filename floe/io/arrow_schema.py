@@ -31,6 +31,8 @@ from floe.spec.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -102,7 +104,7 @@ def type_to_arrow(t: IcebergType) -> pa.DataType:
     """The Arrow type for an Iceberg type (nested children carry their field ids).
 
     Raises:
-        UnsupportedError: variant, geometry and geography have no Arrow mapping in Floe yet.
+        UnsupportedError: variant has no Arrow mapping in Floe yet.
     """
     simple = _SIMPLE.get(type(t))
     if simple is not None:
@@ -123,6 +125,8 @@ def type_to_arrow(t: IcebergType) -> pa.DataType:
         return pa.timestamp("ns")
     if isinstance(t, TimestamptzNanoType):
         return pa.timestamp("ns", tz="UTC")
+    if isinstance(t, (GeometryType, GeographyType)):
+        return pa.binary()  # the spec's WKB (the Arrow writer refuses them: see floe.write.task_writer)
     if isinstance(t, StructType):
         return pa.struct([field_to_arrow(f) for f in t.fields])
     if isinstance(t, ListType):

@@ -11,6 +11,10 @@
 - ``time`` -> ``TimeType(6)`` (pyspark >= 4.1, needs ``spark.sql.timeType.enabled=true``, which
   ``floe.spark.session`` sets; Spark then writes Parquet TIME(MICROS)).
 - ``fixed[n]`` -> ``BinaryType`` (Spark has no fixed-length binary); ``unknown`` -> ``NullType``.
+- ``geometry(C)`` -> ``GeometryType(srid)`` and ``geography(C, spherical)`` -> ``GeographyType(srid)``
+  (pyspark >= 4.1): Spark names a CRS by SRID (``OGC:CRS84`` is 4326, ``EPSG:n`` / ``srid:n`` is n) and
+  writes both as WKB with Parquet's GEOMETRY/GEOGRAPHY logical types, as the spec stores them. A CRS Spark
+  has no SRID for, or an edge algorithm other than spherical (Spark's only one), is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from floe.spec.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -107,6 +113,8 @@ def to_spark_type(t: IcebergType, *, column: str = "", for_files: bool = False) 
         raise UnsupportedError(f"Iceberg type {t}{where}: Spark has no nanosecond timestamps")
     if isinstance(t, VariantType) and hasattr(T, "VariantType"):
         return T.VariantType()
+    if isinstance(t, (GeometryType, GeographyType)):
+        return _spark_geo_type(t, where)
     if isinstance(t, StructType):
         return T.StructType([_to_spark_field(f, column, for_files) for f in t.fields])
     if isinstance(t, ListType):
@@ -121,6 +129,50 @@ def to_spark_type(t: IcebergType, *, column: str = "", for_files: bool = False) 
             not t.value_required,
         )
     raise UnsupportedError(f"Iceberg type {t}{where} is not supported by Spark")
+
+
+_GEO_TYPES: tuple[type, type] | None = (
+    (T.GeometryType, T.GeographyType) if hasattr(T, "GeometryType") and hasattr(T, "GeographyType") else None
+)
+
+
+def _srid(crs: str) -> int | None:
+    """Spark's SRID for an Iceberg CRS string, None when it has none."""
+    if crs == "OGC:CRS84":
+        return 4326
+    kind, _, number = crs.partition(":")
+    return int(number) if kind.lower() in ("epsg", "srid") and number.isdigit() else None
+
+
+def _spark_geo_type(t: GeometryType | GeographyType, where: str) -> T.DataType:
+    if _GEO_TYPES is None:
+        raise UnsupportedError(f"Iceberg type {t}{where} needs pyspark >= 4.1 (GeometryType, GeographyType)")
+    if isinstance(t, GeographyType) and t.algorithm.lower() != "spherical":
+        raise UnsupportedError(f"Iceberg type {t}{where}: Spark's geography has spherical edges only")
+    srid = _srid(t.crs)
+    spark_type = _GEO_TYPES[0] if isinstance(t, GeometryType) else _GEO_TYPES[1]
+    try:
+        if srid is None:
+            raise ValueError(t.crs)
+        made: T.DataType = spark_type(srid)
+    except Exception:  # noqa: BLE001 - Spark's own check of the SRID (ST_INVALID_SRID_VALUE)
+        raise UnsupportedError(f"Iceberg type {t}{where}: Spark has no SRID for CRS {t.crs!r}") from None
+    return made
+
+
+def _iceberg_geo_type(t: T.DataType, where: str) -> IcebergType:
+    """The Iceberg type of Spark's GeometryType/GeographyType, by the CRS Spark names for its SRID."""
+    text = str(t.jsonValue())  # e.g. geometry(OGC:CRS84), geography(OGC:CRS84, SPHERICAL)
+    inner = text[text.index("(") + 1:-1].split(",")
+    crs = inner[0].strip()
+    if crs.upper().startswith("SRID:"):  # an SRID with no authority name: the spec's srid:N, or any/mixed
+        number = crs[5:]
+        if not number.isdigit():
+            raise UnsupportedError(f"Spark type {t.simpleString()}{where}: a column of any or mixed SRIDs has no Iceberg CRS")
+        crs = f"srid:{number}"
+    if _GEO_TYPES is not None and isinstance(t, _GEO_TYPES[0]):
+        return GeometryType(crs)
+    return GeographyType(crs, inner[1].strip().lower() if len(inner) > 1 else "spherical")
 
 
 def _to_spark_field(f: NestedField, parent: str, for_files: bool) -> T.StructField:
@@ -182,6 +234,8 @@ def from_spark_type(
         return BinaryType()
     if isinstance(t, T.NullType):
         return UnknownType()
+    if _GEO_TYPES is not None and isinstance(t, _GEO_TYPES):
+        return _iceberg_geo_type(t, where)
     if hasattr(T, "VariantType") and isinstance(t, T.VariantType):
         # Spark's Parquet writer stores it as the spec's unshredded variant group (metadata, value binaries)
         return VariantType()

@@ -26,6 +26,8 @@ from floe.spec.types import (
     DecimalType,
     DoubleType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -78,6 +80,18 @@ _SIMPLE: dict[object, IcebergType] = {
     T.TIME: TimeType(),
     T.VARIANT: VariantType(),  # format v3 (older tables refuse it when the schema is set)
 }
+
+
+def _geo_type(dtype: exp.DataType) -> IcebergType:
+    """Spark's ``GEOMETRY(srid)`` / ``GEOGRAPHY(srid)`` as Iceberg's geometry/geography by the CRS Spark
+    names for the SRID (4326: ``OGC:CRS84``, the spec's default; 0: ``srid:0``; else ``EPSG:n``)."""
+    spelled = dtype.sql(dialect="spark")
+    params = [p.sql(dialect="spark") for p in dtype.expressions]
+    if len(params) != 1 or not params[0].isdigit():
+        raise UnsupportedError(f"Spark type {spelled}: Iceberg needs one SRID (a column of any SRID has no CRS)")
+    srid = int(params[0])
+    crs = "OGC:CRS84" if srid == 4326 else "srid:0" if srid == 0 else f"EPSG:{srid}"
+    return GeometryType(crs) if dtype.this == T.GEOMETRY else GeographyType(crs)
 
 
 class _Ids:
@@ -135,6 +149,8 @@ def to_iceberg_type(dtype: exp.DataType, ids: _Ids | None = None) -> IcebergType
         )
     if kind == T.STRUCT:
         return StructType(*(column_field(c, ids) for c in dtype.expressions))
+    if kind in (T.GEOMETRY, T.GEOGRAPHY):
+        return _geo_type(dtype)
     raise UnsupportedError(f"Spark type {dtype.sql(dialect='spark')} has no Iceberg equivalent")
 
 

@@ -17,20 +17,32 @@ from typing import Any
 
 import pyarrow as pa
 
+from floe.errors import UnsupportedError
 from floe.io.arrow_schema import schema_to_arrow
 from floe.io.fileio import FileIO
 from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.row_lineage import LINEAGE_FIELDS
 from floe.spec.schema import Schema, walk_fields
-from floe.spec.types import DoubleType, FloatType
+from floe.spec.types import DoubleType, FloatType, GeographyType, GeometryType
 from floe.write.arrow_data import conform, split_by_partition
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetFileWriter, ParquetSettings
 
-__all__ = ["DEFAULT_MEMORY_BUDGET_BYTES", "TaskWriter"]
+__all__ = ["DEFAULT_MEMORY_BUDGET_BYTES", "TaskWriter", "refuse_geospatial"]
 
 DEFAULT_MEMORY_BUDGET_BYTES = 512 * 1024 * 1024
+
+
+def refuse_geospatial(schema: Schema, table_name: str) -> None:
+    """Refuse a schema with geometry/geography columns: pyarrow would write them as plain binary, not as
+    Parquet's geospatial types the spec stores them as (Spark's writer does)."""
+    for name, f in walk_fields(schema.as_struct()):
+        if isinstance(f.field_type, (GeometryType, GeographyType)):
+            raise UnsupportedError(
+                f"Table {table_name}: column {name!r} is {f.field_type}: the Arrow writer cannot write Parquet's "
+                "geospatial types; write it with Spark's writer (INSERT, writeTo, MERGE)"
+            )
 
 
 class TaskWriter:
@@ -78,6 +90,7 @@ class TaskWriter:
         self.clustered = clustered
         self.sort_order_id = sort_order_id
         self.memory_budget_bytes = memory_budget_bytes
+        refuse_geospatial(schema, table_name)
         self.settings = ParquetSettings.from_properties(properties)
         # Files of rewritten rows carry their lineage columns too; metrics and partitions stay the table's.
         self.file_schema = Schema(*schema.fields, *LINEAGE_FIELDS, schema_id=schema.schema_id) if lineage else schema

@@ -136,8 +136,8 @@ def test_v3_types_spark_has_no_match_for_are_refused_naming_column_and_type() ->
     for t, text in [
         (IT.TimestampNanoType(), "timestamp_ns"),
         (IT.TimestamptzNanoType(), "timestamptz_ns"),
-        (IT.GeometryType(), "geometry"),
-        (IT.GeographyType(), "geography"),
+        (IT.GeometryType("projjson:x"), r"geometry\(projjson:x\)"),  # Spark names CRSs by SRID
+        (IT.GeographyType("OGC:CRS84", "karney"), r"geography\(OGC:CRS84, karney\)"),  # spherical only
     ]:
         with pytest.raises(UnsupportedError, match=rf"Iceberg type {text}.*\(column 'c'\)"):
             to_spark_type(t, column="c")

@@ -85,7 +85,7 @@ from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetSettings, data_file_from_footer
 from floe.write.schema_check import check_write_schema
-from floe.write.task_writer import TaskWriter
+from floe.write.task_writer import TaskWriter, refuse_geospatial
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -630,6 +630,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
     projected = _named_lineage(project_to_table(df, schema, table_name=table.name(), extra=lineage))
     if path not in ("native", "arrow"):
         raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
+    if path == "arrow":
+        refuse_geospatial(schema, table.name())
     if path == "native" and _needs_arrow_path(schema):
         raise ValidationError(f"Table {table.name()} has list/map/uuid/fixed columns: Spark's native writer cannot write them")
     if path == "native" and not reachable:
