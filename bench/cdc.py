@@ -184,6 +184,16 @@ def read_and_maintain(spark: SparkSession, cfg: dict[str, str], table: Table, co
     convert_s = time.perf_counter() - t0
     read("floe_t")
     converted = timed(lambda: read("floe_t"))
+    # What the converted read costs without its deletes: the same data files as plain Parquet (the files the
+    # batches wrote are many and small), and how many files and deletes the read met.
+    tasks = list(table.refresh().scan().plan_files())
+    data_files = [t.data_file.file_path for t in tasks]
+    plain = spark.read.parquet(*data_files)
+    files_only = timed(lambda: plain.selectExpr("count(*)", "sum(length(v))", "max(id)").collect())
+    deleted = sum(e.data_file.record_count for e in {e.data_file.file_path: e for t in tasks for e in t.deletes}.values())
+    print(f"after rewrite_equality_deletes: {len(data_files)} data files ({sum(1 for t in tasks if t.deletes)} with "
+          f"position deletes, {deleted} deleted positions); the same files as plain Parquet, no deletes: "
+          f"{files_only:.2f} s ({files_only / clean:.2f}x clean)")
     t0 = time.perf_counter()
     spark.sql("CALL bench.system.rewrite_data_files(table => 'db.floe_c', "
               "options => map('delete-file-threshold', '1', 'remove-dangling-deletes', 'true'))").collect()
