@@ -40,6 +40,7 @@ from pyspark.sql.conf import RuntimeConfig
 
 from floe.config import ICEBERG_SPARK_CATALOG_CLASSES, FloeConfig
 from floe.errors import ValidationError
+from floe.spark.runtime.connect import is_connect
 
 __all__ = [
     "REQUIRED_SQL_CONF",
@@ -168,7 +169,8 @@ def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> Spa
         if spark.conf.isModifiable(key):
             spark.conf.set(key, value)
     session_config(spark)
-    _use_driver_interpreter(spark)
+    if not is_connect(spark):  # a Connect server's workers are not this process's to choose
+        _use_driver_interpreter(spark)
     _on_session(spark)
     return spark
 
@@ -199,6 +201,8 @@ _SPARK_SESSION_CATALOG = "spark_catalog"
 
 def _session_confs(spark: SparkSession) -> dict[str, str]:
     """Every conf of the session: static ones from the context (read once), runtime ones over them."""
+    if is_connect(spark):  # no SparkContext: the server answers with every conf it has set
+        return {str(k): str(v) for k, v in spark.conf.getAll.items()}
     sc = spark.sparkContext
     static: dict[str, str] | None = getattr(sc, "_floe_static_confs", None)
     if static is None:
