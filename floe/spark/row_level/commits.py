@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.scan.tasks import FileScanTask
+from floe.spark.runtime.connect import is_connect
 from floe.spark.row_level.deletion_vectors import write_deletion_vectors
 from floe.spark.row_level.position_deletes import (
     ScopedDeletes,
@@ -208,6 +209,8 @@ def file_scoped_deletes(task: FileScanTask) -> list[DataFile]:
 def _one_relation(rows: DataFrame) -> bool:
     """The rows come from one file relation (no union of parts, no relation in a subquery): plans print a
     file source's relation as ``Relation [columns] format`` (other relations carry a prefix: LocalRelation)."""
+    if is_connect(rows.sparkSession):
+        return False  # no optimized plan to read on Spark Connect: the caller shuffles by file, always right
     return len(re.findall(r"(?<![A-Za-z])Relation \[", str(rows._jdf.queryExecution().optimizedPlan().toString()))) == 1
 
 

@@ -212,7 +212,7 @@ def write_position_deletes(
     configure_native_s3(positions.sparkSession, [staging], table.io.properties)
     try:
         (
-            out.write.mode("errorifexists")
+            out.write.mode("error")  # "error": the spelling Spark Connect also accepts
             .format("parquet")
             .option("compression", codec)
             .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")

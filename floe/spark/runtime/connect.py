@@ -17,7 +17,7 @@ from typing import Any
 
 from floe.errors import UnsupportedError
 
-__all__ = ["application_id", "column_sql", "is_connect", "refuse"]
+__all__ = ["application_id", "column_sql", "is_connect", "is_connect_column", "refuse"]
 
 
 def is_connect(spark: Any) -> bool:
@@ -105,3 +105,8 @@ def _literal_sql(value: Any, data_type: Any) -> str:
     if isinstance(value, dt.date):
         return f"DATE '{value.isoformat()}'"
     raise refuse(f"A literal of type {type(value).__name__} where Floe needs its SQL")
+
+
+def is_connect_column(col: Any) -> bool:
+    """Whether ``col`` is a Spark Connect Column (an expression tree in Python, no JVM object)."""
+    return type(col).__module__.startswith("pyspark.sql.connect")

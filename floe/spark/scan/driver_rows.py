@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from floe.expressions.to_spark_sql import spark_string
+from floe.spark.runtime.connect import is_connect
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 
@@ -42,6 +43,8 @@ def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, requir
 
 def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
     """No rows of ``schema`` (nullability and field metadata kept) as a local relation: no job to collect."""
+    if is_connect(spark):  # Connect sends the schema with the (empty) local relation
+        return spark.createDataFrame([], schema)
     session = spark._jsparkSession
     rows = java_class(spark._jvm, "java.util.ArrayList")()
     return DataFrame(session.createDataFrame(rows, session.parseDataType(schema.json())), spark)

@@ -387,7 +387,7 @@ def _write_native(
     created.append(staging)
     codec = _SPARK_CODECS.get(settings.compression, settings.compression)
     writer = (
-        out.write.mode("errorifexists")
+        out.write.mode("error")  # "error": the spelling Spark Connect also accepts
         .format("parquet")
         .option("compression", codec)
         .option("parquet.block.size", str(settings.row_group_bytes))
