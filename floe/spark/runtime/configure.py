@@ -33,6 +33,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
@@ -93,7 +94,8 @@ def _on_session(spark: SparkSession) -> None:
 
 
 def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") -> SparkSession:
-    """A SparkSession configured for Floe (``local[*]`` unless ``spark.master`` is given).
+    """A SparkSession configured for Floe (``local[*]`` unless ``spark.master`` is given; an ``sc://host:port``
+    master makes a Spark Connect session to that server).
 
     If a session is already active in this process, Spark returns it: static settings (master, UI)
     then keep their old values, and Floe's runtime SQL settings are applied to it.
@@ -109,6 +111,8 @@ def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") ->
     settings = {**_LOCAL_DEFAULTS, **dict(conf or {}), **REQUIRED_SQL_CONF}
     _drop_iceberg_extensions(settings)
     master = settings.pop("spark.master", "local[*]")
+    if master.startswith("sc://"):
+        return _remote_session(master, conf or {})
     if master.startswith("local"):
         _quiet_local_startup(settings)
     builder = SparkSession.builder.appName(app_name).master(master)
@@ -117,6 +121,17 @@ def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") ->
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return attach(spark, conf=conf)
+
+
+def _remote_session(url: str, conf: Mapping[str, str]) -> SparkSession:
+    """A Spark Connect session to ``url`` with the caller's and Floe's SQL settings (the server owns the rest:
+    its static settings cannot change from a client)."""
+    wanted = {k: str(v) for k, v in conf.items() if k not in ("spark.master", "spark.remote")}
+    builder = SparkSession.builder.remote(url)
+    for key, value in {"spark.sql.session.timeZone": "UTC", **wanted, **REQUIRED_SQL_CONF}.items():
+        builder = builder.config(key, value)
+    spark: Any = builder.getOrCreate()
+    return attach(spark, conf=wanted)
 
 
 def _quiet_local_startup(settings: dict[str, str]) -> None:
