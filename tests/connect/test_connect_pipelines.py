@@ -44,8 +44,9 @@ def _run(script: str, folder: Path) -> str:
     return proc.stdout
 
 
-def _table_state(location: Path) -> dict[str, Any]:
-    table = floe.load_table(str(location))
+def _table_state(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.chdir(folder)  # the block's warehouse is relative to its folder, and so are its tables' paths
+    table = floe.load_table(f"lake-warehouse/db/{name}")
     rows = table.scan().to_arrow().to_pylist()
     files = table.inspect.files().to_pylist()
     return {
@@ -57,13 +58,15 @@ def _table_state(location: Path) -> dict[str, Any]:
 
 @pytest.mark.spark
 @pytest.mark.slow  # a classic run and a Connect run of the block, each in its own process
-def test_readme_iceberg_pipeline_gives_the_same_rows_on_connect(connect_server: ConnectServer, tmp_path: Path) -> None:
+def test_readme_iceberg_pipeline_gives_the_same_rows_on_connect(
+    connect_server: ConnectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     block = _readme_block()
     classic_out = _run(block, tmp_path / "classic")
     connect_out = _run(block.replace(_CLASSIC_BUILDER, f'.remote("{connect_server.url}")'), tmp_path / "connect")
     for name in ("logs", "logs_by_bucket"):
-        classic = _table_state(tmp_path / "classic" / "lake-warehouse" / "db" / name)
-        connect = _table_state(tmp_path / "connect" / "lake-warehouse" / "db" / name)
+        classic = _table_state(tmp_path / "classic", name, monkeypatch)
+        connect = _table_state(tmp_path / "connect", name, monkeypatch)
         assert connect == classic, name
         assert classic["rows"]
     ids = re.compile(r"\b\d{12,}\b")  # snapshot ids differ between the runs
