@@ -29,8 +29,8 @@ from floe.spark.datasource.reader import (
     spark_schema_for,
 )
 from floe.spark.datasource.writer import IcebergWriter
-from floe.spark.runtime.connect import is_connect
 from floe.spark.runtime.configure import register_session_hook, session_config
+from floe.spark.runtime.connect import is_connect
 from floe.spark.streaming.source import IcebergStreamReader
 
 __all__ = [

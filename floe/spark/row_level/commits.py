@@ -22,7 +22,6 @@ from pyspark.sql import functions as F
 from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.scan.tasks import FileScanTask
-from floe.spark.runtime.connect import is_connect
 from floe.spark.row_level.deletion_vectors import write_deletion_vectors
 from floe.spark.row_level.position_deletes import (
     ScopedDeletes,
@@ -32,6 +31,7 @@ from floe.spark.row_level.position_deletes import (
     write_position_deletes,
     write_position_deletes_on_driver,
 )
+from floe.spark.runtime.connect import is_connect
 from floe.spark.scan.file_uris import reads_each_file_whole
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.write.dataframe_write import write_files

@@ -65,11 +65,11 @@ def wrap_connect_classes() -> None:
 
     SparkSession.sql = t._session_sql(SparkSession.sql)  # type: ignore[method-assign]
     SparkSession.table = t._table_reader(SparkSession.table, lambda s: s)  # type: ignore[method-assign]
-    DataFrameReader.table = t._table_reader(DataFrameReader.table, lambda r: r._client)  # type: ignore[method-assign]
+    DataFrameReader.table = t._table_reader(DataFrameReader.table, lambda r: r._client)  # type: ignore[method-assign, assignment]
     t._record_builder_calls(DataFrameReader, {
         "format": t._record_format, "option": t._record_option, "options": t._record_options,
     })
-    DataFrameReader.load = t._reader_load(DataFrameReader.load, lambda r: r._client)  # type: ignore[method-assign]
+    DataFrameReader.load = t._reader_load(DataFrameReader.load, lambda r: r._client)  # type: ignore[method-assign, assignment]
     DataFrame.writeTo = t._write_to(DataFrame.writeTo)  # type: ignore[method-assign]
     t._record_builder_calls(DataFrameWriter, {
         "format": t._record_format, "mode": t._record_mode, "option": t._record_option,
