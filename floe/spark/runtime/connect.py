@@ -86,7 +86,8 @@ def column_sql(col: Any) -> str:
             return f"{e._name}({', '.join(args)})"
         raise refuse(f"A column expression of kind {type(e).__name__} ({e!r}) where Floe needs its SQL")
 
-    return sql(col._expr)
+    top = col._expr
+    return str(top._expr) if isinstance(top, E.SQLExpression) else sql(top)  # no parentheses at the top
 
 
 def _literal_sql(value: Any, data_type: Any) -> str:
