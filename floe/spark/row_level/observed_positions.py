@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from pyspark.errors import PySparkAssertionError
@@ -84,7 +85,7 @@ class ObservedPositions:
 
     def _metric(self) -> tuple[str, int]:
         """The observed (entries, matches) once the action is over."""
-        jo = getattr(self._observation, "_jo", _CONNECT)
+        jo: Any = getattr(self._observation, "_jo", _CONNECT)
         if jo is _CONNECT:  # Spark Connect: the metrics came back with the action's result
             try:
                 metric = self._observation.get
