@@ -16,7 +16,7 @@ from conftest import ConnectServer
 
 SCRIPT = Path(__file__).with_name("programs") / "connect_features.py"
 _REFUSED = {
-    "bucket_of_string": "bucket[4] of a string column",
+    "bucket_of_decimal": "bucket[4] of a decimal(9, 2) column",
     "data_source_option": "Read option(s) split-size",
     "save_by_location": "save of a location",
     "stream_write": "A streaming write into an Iceberg table",

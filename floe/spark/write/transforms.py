@@ -78,6 +78,7 @@ __all__ = [
     "arrow_bucket_udf",
     "ensure_workers_import_floe",
     "epoch_micros",
+    "murmur3_bytes_expression",
     "murmur3_long_expression",
     "murmur3_seed0",
     "partition_column",
@@ -215,14 +216,46 @@ def murmur3_long_expression(col: Column) -> Column:
 
     def hashed(v: str) -> str:
         low, high = f"({v} & {_MASK32}L)", f"(shiftright({v}, 32) & {_MASK32}L)"
-        h = _mix_h1(_mix_h1("0L", _mix_k1(low)), _mix_k1(high))
-        h = _xor_shift(f"({h} ^ 8L)", 16)
-        h = _xor_shift(_mul32(h, 0x85EBCA6B), 13)
-        h = _xor_shift(_mul32(h, 0xC2B2AE35), 16)
-        # the unsigned word as Java's int: values >= 2^31 are negative there
-        return _let(h, lambda x: f"CAST(IF({x} >= {1 << 31}L, {x} - {1 << 32}L, {x}) AS INT)")
+        return _fmix(_mix_h1(_mix_h1("0L", _mix_k1(low)), _mix_k1(high)), "8L")
 
     return F.expr(_let(f"CAST({column_sql(col)} AS BIGINT)", hashed))
+
+
+def _fmix(h: str, length: str) -> str:
+    h = _xor_shift(f"({h} ^ {length})", 16)
+    h = _xor_shift(_mul32(h, 0x85EBCA6B), 13)
+    h = _xor_shift(_mul32(h, 0xC2B2AE35), 16)
+    # the unsigned word as Java's int: values >= 2^31 are negative there
+    return _let(h, lambda x: f"CAST(IF({x} >= {1 << 31}L, {x} - {1 << 32}L, {x}) AS INT)")
+
+
+def _le_word(hexed: str, offset: str) -> str:
+    """The little-endian unsigned word whose bytes start at (0-based) byte ``offset`` of the hex text
+    ``hexed``; fewer than 4 bytes there give the word of those (murmur3's tail)."""
+    parts = ", ".join(f"substr({hexed}, 2 * ({offset}) + {2 * i + 1}, 2)" for i in (3, 2, 1, 0))
+    return f"CAST(conv(concat({parts}), 16, 10) AS BIGINT)"
+
+
+def murmur3_bytes_expression(col: Column, *, text: bool) -> Column:
+    """murmur3_x86_32 (seed 0) of a binary column's bytes (``text``: a string's UTF-8 bytes), as a signed
+    int Column, in SQL any session (Spark Connect) can send: the 4-byte blocks folded with ``aggregate``,
+    then the tail and the final mix, as the spec's bucket transform hashes them. Null in, null out."""
+    source = f"encode({column_sql(col)}, 'UTF-8')" if text else column_sql(col)
+
+    def hashed(b: str) -> str:
+        def over_hex(hx: str) -> str:
+            def over_blocks(n: str) -> str:
+                blocks = f"filter(sequence(0, {n}), _floe_i -> _floe_i < {n})"
+                body = _mix_h1("_floe_h", _mix_k1(_le_word(hx, "4 * _floe_i")))
+                h = f"aggregate({blocks}, 0L, (_floe_h, _floe_i) -> {body})"
+                tail = f"IF(octet_length({b}) % 4 = 0, 0L, {_mix_k1(_le_word(hx, f'4 * {n}'))})"
+                return _fmix(f"({h} ^ {tail})", f"CAST(octet_length({b}) AS BIGINT)")
+
+            return _let(f"CAST(octet_length({b}) DIV 4 AS INT)", over_blocks)
+
+        return f"IF({b} IS NULL, CAST(NULL AS INT), {_let(f'hex({b})', over_hex)})"
+
+    return F.expr(_let(source, hashed))
 
 
 def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Callable[[Column], Column]:
@@ -286,6 +319,9 @@ def _bucket(transform: BucketTransform, source_type: IcebergType, col: Column) -
             return F.when(col.isNull(), F.lit(None).cast("int")).otherwise(
                 (hashed.bitwiseAND(F.lit(0x7FFFFFFF)) % F.lit(n)).cast("int")
             )
+    if is_remote() and isinstance(source_type, (StringType, BinaryType, FixedType)):
+        return (murmur3_bytes_expression(col, text=isinstance(source_type, StringType)).bitwiseAND(F.lit(0x7FFFFFFF))
+                % F.lit(n)).cast("int")
     if is_remote():
         raise refuse(f"bucket[{n}] of a {source_type} column (an Arrow UDF in Python workers)")
     return arrow_bucket_udf(n, source_type)(col)

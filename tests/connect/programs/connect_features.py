@@ -91,8 +91,11 @@ step("evolved", lambda: rows(S("SELECT id, kind, note FROM lake.db.e WHERE id < 
 step("ctas", lambda: rows(S("CREATE TABLE lake.db.c USING iceberg AS SELECT * FROM lake.db.e WHERE id < 2")
                           and spark.read.table("lake.db.c")))
 
-refused("bucket_of_string", lambda: S("CREATE TABLE lake.db.bs USING iceberg PARTITIONED BY (bucket(4, s)) "
-                                      "AS SELECT 'a' AS s").collect())
+S("CREATE TABLE lake.db.bs USING iceberg PARTITIONED BY (bucket(4, s), bucket(3, b)) "
+  "AS SELECT concat('user-', id) AS s, encode(repeat('x', cast(id AS INT)), 'UTF-8') AS b FROM range(20)")
+step("bucket_of_string", lambda: rows(S("SELECT partition, record_count FROM lake.db.bs.partitions")))
+refused("bucket_of_decimal", lambda: S("CREATE TABLE lake.db.bd USING iceberg PARTITIONED BY (bucket(4, d)) "
+                                       "AS SELECT CAST(1.5 AS DECIMAL(9, 2)) AS d").collect())
 refused("data_source_option", lambda: spark.read.format("iceberg").option("split-size", "1024").load("lake.db.m"))
 refused("save_by_location", lambda: events.write.format("iceberg").mode("append").save(f"{warehouse}/db/e"))
 refused("stream_write", lambda: spark.readStream.format("rate").load().writeStream.toTable("lake.db.e"))
