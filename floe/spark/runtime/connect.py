@@ -17,7 +17,7 @@ from typing import Any
 
 from floe.errors import UnsupportedError
 
-__all__ = ["application_id", "column_sql", "is_connect", "is_connect_column", "refuse"]
+__all__ = ["application_id", "column_sql", "is_connect", "is_connect_column", "refuse", "require_python_workers"]
 
 
 def is_connect(spark: Any) -> bool:
@@ -111,3 +111,10 @@ def _literal_sql(value: Any, data_type: Any) -> str:
 def is_connect_column(col: Any) -> bool:
     """Whether ``col`` is a Spark Connect Column (an expression tree in Python, no JVM object)."""
     return type(col).__module__.startswith("pyspark.sql.connect")
+
+
+def require_python_workers(spark: Any, feature: str) -> None:
+    """Refuse ``feature`` on a Spark Connect session: it runs Floe in Spark's Python workers, which are the
+    server's there (and need not have Floe)."""
+    if is_connect(spark):
+        raise refuse(f"{feature} (Floe code in Spark's Python workers)")

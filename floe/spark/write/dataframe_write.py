@@ -57,6 +57,7 @@ from floe.io.locations import basename, is_local, join, to_local_path
 from floe.serde.json_types import default_to_json
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.file_uris import spark_location
@@ -628,6 +629,9 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
     projected = _named_lineage(project_to_table(df, schema, table_name=table.name(), extra=lineage))
     if path not in ("native", "arrow"):
         raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
+    if path == "arrow":
+        require_python_workers(spark, f"Writing table {table.name()} through the Arrow path (list/map/uuid/fixed "
+                                      "columns, storage Spark cannot reach)")
     if path == "native" and _needs_arrow_path(schema):
         raise ValidationError(f"Table {table.name()} has list/map/uuid/fixed columns: Spark's native writer cannot write them")
     if path == "native" and not reachable:
