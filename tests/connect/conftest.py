@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,23 +62,22 @@ def _interpreter_without_floe() -> str:
     return base
 
 
-@pytest.fixture(scope="session")
-def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
-    """Start the Spark Connect server (local[2]) and stop it when the test process ends."""
+@contextmanager
+def running_server(folder: Path, conf: dict[str, str] | None = None) -> Iterator[ConnectServer]:
+    """A Spark Connect server (local[2], loopback, a free port) with ``conf`` added, stopped on exit."""
     home = _spark_home()
     port = _free_port()
-    folder = tmp_path_factory.mktemp("connect-server")
     log = folder / "server.log"
     worker_python = _interpreter_without_floe()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_REMOTE", "PYSPARK_PYTHON")}
     env.update({"SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": worker_python})
-    command = [
-        str(home / "bin" / "spark-submit"), "--class", _SERVER_CLASS, "--master", "local[2]",
-        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-        "--conf", f"spark.connect.grpc.binding.port={port}",
-        "--conf", "spark.ui.enabled=false",
-        "--conf", "spark.sql.shuffle.partitions=4",
-    ]
+    settings = {
+        "spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": str(port),
+        "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", **(conf or {}),
+    }
+    command = [str(home / "bin" / "spark-submit"), "--class", _SERVER_CLASS, "--master", "local[2]"]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -94,3 +94,10 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """The Spark Connect server of this test process, stopped when the process ends."""
+    with running_server(tmp_path_factory.mktemp("connect-server")) as server:
+        yield server
