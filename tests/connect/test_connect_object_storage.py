@@ -1,6 +1,7 @@
 """A warehouse on S3 (moto's server on loopback) from a Spark Connect session: the server has S3A (hadoop-aws
 in ``spark.jars``, from ../shared/tools/s3a) and nothing of Floe's; the client plans and commits through
-pyarrow's S3 client, and the catalog's ``s3.*`` properties reach the server's S3A as session confs."""
+pyarrow's S3 client, and the catalog's ``s3.*`` properties reach the server's S3A as session confs (the
+secret key through ``attach(spark, conf=...)``, kept on the client: the server never returns secret-looking confs)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,9 @@ p = "spark.sql.catalog.lake"
 builder = (SparkSession.builder.remote(url).config(p, "org.apache.iceberg.spark.SparkCatalog")
            .config(f"{p}.type", "jdbc").config(f"{p}.uri", f"jdbc:sqlite:{catalog_db}")
            .config(f"{p}.warehouse", warehouse))
-for key, value in props.items():
-    builder = builder.config(f"{p}.{key}", value)
 spark = builder.getOrCreate()
-floe.spark.attach(spark)
+# Credentials through attach: a Connect server never hands back confs whose names look secret.
+floe.spark.attach(spark, conf={f"{p}.{key}": value for key, value in props.items()})
 spark.sql("CREATE TABLE lake.db.t (id BIGINT, s STRING) USING iceberg PARTITIONED BY (bucket(2, s)) "
           "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
 spark.sql("INSERT INTO lake.db.t SELECT id, concat('k', id % 5) FROM range(50)")

@@ -29,6 +29,7 @@ Engine integrations (the ``iceberg`` data source, SQL routing) plug in through
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -178,7 +179,11 @@ def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> Spa
     _watch_runtime_conf()
     wanted = {k: str(v) for k, v in dict(conf or {}).items()}
     _drop_iceberg_extensions(wanted)  # Floe stands in for Iceberg's extensions (see session())
+    if is_connect(spark):
+        _keep_client_side(spark, wanted)
     for key, value in wanted.items():
+        if is_connect(spark) and _SECRET_LOOKING.search(key):
+            continue  # a Connect server never hands it back (kept client-side above)
         _set_runtime_conf(spark, key, value)
     for key, value in REQUIRED_SQL_CONF.items():
         if spark.conf.isModifiable(key):
@@ -188,6 +193,19 @@ def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> Spa
         _use_driver_interpreter(spark)
     _on_session(spark)
     return spark
+
+
+# Spark's default spark.redaction.regex: a Connect server never returns the confs it matches (getAll omits them).
+_SECRET_LOOKING = re.compile(r"(?i)secret|password|token|access[.]?token")
+
+
+def _keep_client_side(spark: SparkSession, wanted: Mapping[str, str]) -> None:
+    """Keep ``attach(conf=...)``'s catalog confs on a Connect session's client object: the server never
+    hands back confs whose names look secret (credentials such as ``s3.secret-access-key``)."""
+    kept: dict[str, str] = getattr(spark, "_floe_client_confs", {})
+    kept = {**kept, **{k: v for k, v in wanted.items() if k.startswith(_CATALOG_PREFIX) or k == _DEFAULT_CATALOG}}
+    spark._floe_client_confs = kept  # type: ignore[attr-defined]
+    note_catalog_conf_change()
 
 
 def _set_runtime_conf(spark: SparkSession, key: str, value: str) -> None:
@@ -217,7 +235,8 @@ _SPARK_SESSION_CATALOG = "spark_catalog"
 def _session_confs(spark: SparkSession) -> dict[str, str]:
     """Every conf of the session: static ones from the context (read once), runtime ones over them."""
     if is_connect(spark):  # no SparkContext: the server answers with every conf it has set
-        return {str(k): str(v) for k, v in spark.conf.getAll.items()}
+        kept: dict[str, str] = getattr(spark, "_floe_client_confs", {})
+        return {**{str(k): str(v) for k, v in spark.conf.getAll.items()}, **kept}
     sc = spark.sparkContext
     static: dict[str, str] | None = getattr(sc, "_floe_static_confs", None)
     if static is None:
