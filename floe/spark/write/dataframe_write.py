@@ -57,7 +57,7 @@ from floe.io.locations import basename, is_local, join, to_local_path
 from floe.serde.json_types import default_to_json
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
-from floe.spark.runtime.connect import require_python_workers
+from floe.spark.runtime.connect import application_id, require_python_workers
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.file_uris import spark_location
@@ -697,6 +697,6 @@ def write_dataframe(
     )
     apply_schema_changes(table, changes)
     files = write_files(table, df, options=opts)
-    summary = {"spark.app.id": spark.sparkContext.applicationId} if hasattr(spark, "sparkContext") else {}
+    summary = {"spark.app.id": application_id(spark)}
     summary.update(snapshot_properties or {})
     return commit_files(table, files, mode=mode, overwrite_filter=overwrite_filter, snapshot_properties=summary, branch=branch)
