@@ -64,7 +64,7 @@ def _without_ids(shown: str) -> str:
 
 @pytest.mark.spark
 @pytest.mark.slow  # a classic run and a Connect run of the block, each in its own process
-def test_readme_iceberg_pipeline_gives_the_same_rows_on_connect(
+def test_coming_from_iceberg_block_gives_the_same_rows_on_connect(
     connect_server: ConnectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     block = _readme_block()

@@ -2,7 +2,8 @@
 
 Its fence is ``py`` rather than ``python``: it needs the ``connect`` extra (gRPC), which the clean-install
 tier's README run (tests/test_readme.py in ``pip install .`` alone) does not have; this test runs it where the
-extra is installed (the test extra includes it).
+extra is installed (the test extra includes it), in ``make test-slow`` (whose ``-k`` leaves ``test_readme*``
+names to the clean-install tier: hence this test's name).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _connect_blocks() -> list[str]:
 
 @pytest.mark.spark
 @pytest.mark.slow  # the block starts a Spark Connect server
-def test_readme_spark_connect_block_runs_as_written(tmp_path: Path) -> None:
+def test_spark_connect_block_of_the_readme_runs_as_written(tmp_path: Path) -> None:
     (block,) = _connect_blocks()
     with socket.socket() as s:
         if s.connect_ex(("127.0.0.1", 15002)) == 0:
