@@ -45,7 +45,8 @@ from floe.errors import (
 )
 from floe.expressions.parser import parse_filter
 from floe.spark.runtime.configure import note_catalog_conf_change
-from floe.spark.runtime.connect import column_sql, is_connect, is_connect_column, refuse
+from floe.spark.runtime.connect import is_connect, refuse
+from floe.spark.runtime.connect_columns import column_sql, is_connect_column
 from floe.spark.runtime.sql_session import (
     floe_sql_state,
     is_floe_name,

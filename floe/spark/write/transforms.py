@@ -43,7 +43,8 @@ from pyspark.sql.utils import is_remote
 
 import floe
 from floe.errors import UnsupportedError
-from floe.spark.runtime.connect import column_sql, refuse
+from floe.spark.runtime.connect import refuse
+from floe.spark.runtime.connect_columns import column_sql
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.types import to_spark_type
 from floe.spec.partitioning import PartitionField
