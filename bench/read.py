@@ -14,6 +14,7 @@ Prints seconds, the throughput ratio baseline_time / time (1.0 = as fast as plai
 path's time over floe.spark.read's (the goal for the transparent paths: within 1.1x).
 
     PYTHONPATH=. python3 bench/read.py [--rows 4000000] [--files 8] [--runs 5] [--no-datasource]
+        [--remote sc://127.0.0.1:15002]   (a Spark Connect server started from the pip install, README)
 """
 
 from __future__ import annotations
@@ -133,13 +134,15 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-datasource", action="store_true")
+    parser.add_argument("--remote", help="a Spark Connect server's sc:// URL instead of local[2] (no data source side)")
     args = parser.parse_args()
 
     location = build(Path(f"/tmp/floe_bench_read_{args.rows}_{args.files}"), args.rows, args.files)
     spark: SparkSession = session(
-        {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"}, app_name="floe-bench-read"
+        {"spark.master": args.remote or "local[2]", "spark.sql.shuffle.partitions": "2"}, app_name="floe-bench-read"
     )
-    spark.sparkContext.setLogLevel("ERROR")
+    if args.remote is None:
+        spark.sparkContext.setLogLevel("ERROR")
     table = load_table(spark, location)
     files = [t.data_file.file_path for t in table.scan().plan_files()]
 
@@ -163,7 +166,7 @@ def main() -> None:
         "spark.sql": lambda: aggregate(spark.sql("SELECT * FROM bench.db.events")),
         "format(iceberg)": lambda: aggregate(spark.read.format("iceberg").load(location)),
     }
-    if not args.no_datasource:
+    if not args.no_datasource and args.remote is None:  # the Python data source is not used over Connect
         sides["data source"] = data_source
     for fn in sides.values():  # warm-up: JIT, file cache, Python workers
         fn()

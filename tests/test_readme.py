@@ -3,7 +3,8 @@
 Each block runs in a fresh folder with its own FLOE_HOME, as a new user would paste it: the quick start's
 ``make demo`` (``make test`` is what CI itself runs), the shell lines against the demo table, the SQL
 script with the command line its header gives, each Python block as a script, and the TOML example as
-the configuration file Floe reads.
+the configuration file Floe reads. The Spark Connect block (fenced ``py``: it needs the ``connect`` extra)
+runs in tests/connect/test_connect_readme.py.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from floe.spark.datasource.reader import (
 )
 from floe.spark.datasource.writer import IcebergWriter
 from floe.spark.runtime.configure import register_session_hook, session_config
+from floe.spark.runtime.connect import is_connect
 from floe.spark.streaming.source import IcebergStreamReader
 
 __all__ = [
@@ -87,7 +88,13 @@ _REGISTERED: dict[int, str] = {}
 
 
 def register_data_source(spark: SparkSession) -> None:
-    """Register the ``iceberg`` and ``floe`` formats on ``spark`` with its catalogs (again when they change)."""
+    """Register the ``iceberg`` and ``floe`` formats on ``spark`` with its catalogs (again when they change).
+
+    Not on Spark Connect: the source's tasks would run in the server's Python workers, which need not have
+    Floe; reads and writes there take the native paths, and what only the source does is refused.
+    """
+    if is_connect(spark):
+        return
     config = session_config(spark)
     carried = json.dumps({"catalogs": config.catalogs, "default": config.default_catalog}, sort_keys=True)
     if getattr(spark, "_floe_data_source_registered", None) == (carried, spark.sparkContext.pythonExec):

@@ -36,6 +36,7 @@ from floe.maintenance.sort_order_arg import SortTerm, ZOrder, parse_sort_order
 from floe.maintenance.zorder import interleave_bits, ordered_bytes
 from floe.spark.procedures.group_rewrites import rewrite_groups
 from floe.spark.runtime.configure import attach
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, natively_positioned
 from floe.spark.scan.table_read import dataframe_for_scan
 from floe.spark.write.dataframe_write import USE_TABLE_ORDERING_OPTION, write_files
@@ -223,6 +224,7 @@ def rewrite_data_files(
     plan = plan_rewrite(table, where=where, options=options, strategy=mode)
     attach(session)
     if mode == "zorder":
+        require_python_workers(session, "rewrite_data_files with the zorder strategy")
         ensure_workers_import_floe(session)
     removed_deletes = 0
     committed: list[tuple[RewriteGroup, list[DataFile]]] = []

@@ -19,6 +19,7 @@ from floe.errors import ValidationError
 from floe.maintenance.table_stats import commit_table_stats, stats_columns
 from floe.scan.table_scan import TableScan
 from floe.spark.runtime.configure import attach
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.scan.table_read import dataframe_for_scan
 from floe.spark.write.transforms import ensure_workers_import_floe
 from floe.spec.snapshot import StatisticsFile
@@ -86,6 +87,7 @@ def compute_table_stats(
     schema = table.metadata.schema_by_id(snap.schema_id) if snap.schema_id is not None else table.schema()
     chosen = stats_columns(schema or table.schema(), columns, table_name=table.name())
     attach(session)
+    require_python_workers(session, "compute_table_stats")
     ensure_workers_import_floe(session)
     df = dataframe_for_scan(session, TableScan.of(table, snapshot_id=snap.snapshot_id))
     names = [f"`{name.replace('`', '``')}`" for name, _ in chosen]

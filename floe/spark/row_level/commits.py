@@ -31,6 +31,7 @@ from floe.spark.row_level.position_deletes import (
     write_position_deletes,
     write_position_deletes_on_driver,
 )
+from floe.spark.runtime.connect import is_connect
 from floe.spark.scan.file_uris import reads_each_file_whole
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.write.dataframe_write import write_files
@@ -208,6 +209,8 @@ def file_scoped_deletes(task: FileScanTask) -> list[DataFile]:
 def _one_relation(rows: DataFrame) -> bool:
     """The rows come from one file relation (no union of parts, no relation in a subquery): plans print a
     file source's relation as ``Relation [columns] format`` (other relations carry a prefix: LocalRelation)."""
+    if is_connect(rows.sparkSession):
+        return False  # no optimized plan to read on Spark Connect: the caller shuffles by file, always right
     return len(re.findall(r"(?<![A-Za-z])Relation \[", str(rows._jdf.queryExecution().optimizedPlan().toString()))) == 1
 
 

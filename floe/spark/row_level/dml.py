@@ -41,6 +41,7 @@ from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.row_level.position_deletes import per_file_granularity
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import session
+from floe.spark.runtime.connect import application_id
 from floe.spark.scan.driver_rows import empty_frame
 from floe.spark.scan.row_columns import (
     ROW_FILE_COLUMN,
@@ -150,8 +151,8 @@ def _whole_file_matches(table: Table, task: FileScanTask, expr: BooleanExpressio
 def _spark_properties(spark: SparkSession) -> dict[str, str]:
     """Iceberg's Spark writer records the application id in every snapshot summary (seed ch.3 queries it)."""
     try:
-        return {"spark.app.id": spark.sparkContext.applicationId}
-    except Exception:  # noqa: BLE001 - a summary nicety must never fail a write (Spark Connect has no context)
+        return {"spark.app.id": application_id(spark)}
+    except Exception:  # noqa: BLE001 - a summary nicety must never fail a write
         return {}
 
 

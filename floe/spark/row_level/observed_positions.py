@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from pyspark.errors import PySparkAssertionError
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
@@ -28,6 +30,7 @@ from floe.errors import FloeError, ValidationError
 from floe.scan.tasks import FileScanTask
 from floe.spark.scan.driver_rows import spark_xxhash64
 
+_CONNECT = object()  # a Connect Observation has no JVM object (_jo)
 __all__ = ["DRIVER_POSITION_ROWS", "ObservedPositions"]
 
 # Rows of the candidate data files up to which their deleted positions are observed and written on the
@@ -80,12 +83,15 @@ class ObservedPositions:
         observed.write.format("noop").mode("overwrite").save()
         return self.positions(None, lambda: False)
 
-    def positions(self, violation: str | None, matched_twice: Callable[[], bool]) -> dict[str, np.ndarray]:
-        """After the action: the changed positions by data file path. With ``violation``, a target row
-        matched by more than one source row raises ValidationError(violation): the metric counts matches,
-        which a stage run again after a lost task counts twice, so ``matched_twice()`` (a query of its own)
-        confirms it."""
-        jo = self._observation._jo
+    def _metric(self) -> tuple[str, int]:
+        """The observed (entries, matches) once the action is over."""
+        jo: Any = getattr(self._observation, "_jo", _CONNECT)
+        if jo is _CONNECT:  # Spark Connect: the metrics came back with the action's result
+            try:
+                metric = self._observation.get
+            except PySparkAssertionError:
+                raise FloeError(f"{self._what}: Spark reported no matched rows for the write; nothing was committed") from None
+            return str(metric.get("entries") or ""), int(metric.get("matches") or 0)
         deadline = time.monotonic() + _METRIC_WAIT_S
         while jo is None or not jo.future().isCompleted():
             if jo is None or time.monotonic() > deadline:
@@ -94,8 +100,14 @@ class ObservedPositions:
         # The row straight from the JVM: Observation.get pickles it and py4j decodes the bytes one by one
         # (0.13 s for 20k matches), where a string crosses whole.
         row = jo.getRow()
-        text = str(row.getString(0) or "")
-        matches = int(row.getLong(1))
+        return str(row.getString(0) or ""), int(row.getLong(1))
+
+    def positions(self, violation: str | None, matched_twice: Callable[[], bool]) -> dict[str, np.ndarray]:
+        """After the action: the changed positions by data file path. With ``violation``, a target row
+        matched by more than one source row raises ValidationError(violation): the metric counts matches,
+        which a stage run again after a lost task counts twice, so ``matched_twice()`` (a query of its own)
+        confirms it."""
+        text, matches = self._metric()
         flat = np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, np.int64)
         if flat.size % 3:
             raise FloeError(f"{self._what}: the matched rows' metric is malformed; nothing was committed")

@@ -40,6 +40,7 @@ from floe.io.fileio import FileIO
 from floe.io.locations import basename, is_local, join, to_local_path
 from floe.scan.arrow_read import ReadContext, deleted_positions_of, name_mapping_of
 from floe.scan.tasks import FileScanTask
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.driver_rows import driver_frame, looked_up
 from floe.spark.scan.file_uris import spark_location
@@ -212,7 +213,7 @@ def write_position_deletes(
     configure_native_s3(positions.sparkSession, [staging], table.io.properties)
     try:
         (
-            out.write.mode("errorifexists")
+            out.write.mode("error")  # "error": the spelling Spark Connect also accepts
             .format("parquet")
             .option("compression", codec)
             .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
@@ -343,6 +344,7 @@ def _write_in_workers(
         io_properties=dict(table.io.properties), settings=settings, locations=locations, operation_id=op_id,
         groups={i: (g[0], tuple(g[1]), _partition_path(table, g[0], tuple(g[1]))) for i, g in enumerate(groups)},
     )
+    require_python_workers(positions.sparkSession, "Writing position deletes to storage Spark cannot reach")
     ensure_workers_import_floe(positions.sparkSession)
     try:
         rows = _clustered(table, positions).mapInArrow(job, "files binary").collect()

@@ -29,10 +29,12 @@ Engine integrations (the ``iceberg`` data source, SQL routing) plug in through
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
@@ -40,6 +42,7 @@ from pyspark.sql.conf import RuntimeConfig
 
 from floe.config import ICEBERG_SPARK_CATALOG_CLASSES, FloeConfig
 from floe.errors import ValidationError
+from floe.spark.runtime.connect import is_connect
 
 __all__ = [
     "REQUIRED_SQL_CONF",
@@ -92,7 +95,8 @@ def _on_session(spark: SparkSession) -> None:
 
 
 def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") -> SparkSession:
-    """A SparkSession configured for Floe (``local[*]`` unless ``spark.master`` is given).
+    """A SparkSession configured for Floe (``local[*]`` unless ``spark.master`` is given; an ``sc://host:port``
+    master makes a Spark Connect session to that server).
 
     If a session is already active in this process, Spark returns it: static settings (master, UI)
     then keep their old values, and Floe's runtime SQL settings are applied to it.
@@ -108,6 +112,8 @@ def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") ->
     settings = {**_LOCAL_DEFAULTS, **dict(conf or {}), **REQUIRED_SQL_CONF}
     _drop_iceberg_extensions(settings)
     master = settings.pop("spark.master", "local[*]")
+    if master.startswith("sc://"):
+        return _remote_session(master, conf or {})
     if master.startswith("local"):
         _quiet_local_startup(settings)
     builder = SparkSession.builder.appName(app_name).master(master)
@@ -116,6 +122,17 @@ def session(conf: Mapping[str, str] | None = None, *, app_name: str = "floe") ->
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return attach(spark, conf=conf)
+
+
+def _remote_session(url: str, conf: Mapping[str, str]) -> SparkSession:
+    """A Spark Connect session to ``url`` with the caller's and Floe's SQL settings (the server owns the rest:
+    its static settings cannot change from a client)."""
+    wanted = {k: str(v) for k, v in conf.items() if k not in ("spark.master", "spark.remote")}
+    builder = SparkSession.builder.remote(url)
+    for key, value in {"spark.sql.session.timeZone": "UTC", **wanted, **REQUIRED_SQL_CONF}.items():
+        builder = builder.config(key, value)
+    spark: Any = builder.getOrCreate()
+    return attach(spark, conf=wanted)
 
 
 def _quiet_local_startup(settings: dict[str, str]) -> None:
@@ -162,15 +179,33 @@ def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> Spa
     _watch_runtime_conf()
     wanted = {k: str(v) for k, v in dict(conf or {}).items()}
     _drop_iceberg_extensions(wanted)  # Floe stands in for Iceberg's extensions (see session())
+    if is_connect(spark):
+        _keep_client_side(spark, wanted)
     for key, value in wanted.items():
+        if is_connect(spark) and _SECRET_LOOKING.search(key):
+            continue  # a Connect server never hands it back (kept client-side above)
         _set_runtime_conf(spark, key, value)
     for key, value in REQUIRED_SQL_CONF.items():
         if spark.conf.isModifiable(key):
             spark.conf.set(key, value)
     session_config(spark)
-    _use_driver_interpreter(spark)
+    if not is_connect(spark):  # a Connect server's workers are not this process's to choose
+        _use_driver_interpreter(spark)
     _on_session(spark)
     return spark
+
+
+# Spark's default spark.redaction.regex: a Connect server never returns the confs it matches (getAll omits them).
+_SECRET_LOOKING = re.compile(r"(?i)secret|password|token|access[.]?token")
+
+
+def _keep_client_side(spark: SparkSession, wanted: Mapping[str, str]) -> None:
+    """Keep ``attach(conf=...)``'s catalog confs on a Connect session's client object: the server never
+    hands back confs whose names look secret (credentials such as ``s3.secret-access-key``)."""
+    kept: dict[str, str] = getattr(spark, "_floe_client_confs", {})
+    kept = {**kept, **{k: v for k, v in wanted.items() if k.startswith(_CATALOG_PREFIX) or k == _DEFAULT_CATALOG}}
+    spark._floe_client_confs = kept  # type: ignore[attr-defined]
+    note_catalog_conf_change()
 
 
 def _set_runtime_conf(spark: SparkSession, key: str, value: str) -> None:
@@ -199,6 +234,9 @@ _SPARK_SESSION_CATALOG = "spark_catalog"
 
 def _session_confs(spark: SparkSession) -> dict[str, str]:
     """Every conf of the session: static ones from the context (read once), runtime ones over them."""
+    if is_connect(spark):  # no SparkContext: the server answers with every conf it has set
+        kept: dict[str, str] = getattr(spark, "_floe_client_confs", {})
+        return {**{str(k): str(v) for k, v in spark.conf.getAll.items()}, **kept}
     sc = spark.sparkContext
     static: dict[str, str] | None = getattr(sc, "_floe_static_confs", None)
     if static is None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from floe.errors import UnsupportedError, ValidationError
+from floe.spark.runtime.connect import require_python_workers
 from floe.spec.transforms import (
     DayTransform,
     HourTransform,
@@ -132,6 +133,7 @@ def _register(spark: SparkSession, name: str, transform: Transform | None, sourc
     from floe.spark.write.transforms import ensure_workers_import_floe
     from floe.spec.transforms import BucketTransform
 
+    require_python_workers(spark, f"Iceberg's SQL function {name}")
     ensure_workers_import_floe(spark)
     if spark.catalog.functionExists(name):  # registered by an earlier statement of this session
         return

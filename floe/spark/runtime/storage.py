@@ -34,6 +34,7 @@ from floe.io.fileio import (
     S3_SESSION_TOKEN,
 )
 from floe.io.locations import LOCAL_SCHEMES, S3_SCHEMES, scheme_of, split_bucket
+from floe.spark.runtime.connect import is_connect, refuse
 from floe.spark.runtime.java_classes import java_class
 
 __all__ = ["S3_DATA_PATH_CONF", "configure_native_s3", "s3a_settings", "spark_reaches"]
@@ -66,6 +67,10 @@ def spark_reaches(spark: SparkSession, location: str) -> bool:
     if scheme in LOCAL_SCHEMES:
         return True
     wanted = _s3_data_path(spark) if scheme == "s3a" else "auto"
+    if is_connect(spark):  # no JVM to ask: the server's own file system for the scheme, or its error
+        if wanted == "python":
+            raise refuse(f"{S3_DATA_PATH_CONF}=python (pyarrow's S3 client in Spark's Python workers)")
+        return True
     if wanted == "python":
         return False
     found = _file_system_resolves(spark, scheme)
@@ -135,6 +140,10 @@ def configure_native_s3(spark: SparkSession, locations: Iterable[str], propertie
             buckets.add(bucket)
             settings.update(s3a_settings(location, properties))
     if not settings:
+        return
+    if is_connect(spark):  # a session's SQL confs reach the Hadoop configuration its file sources use
+        for k, v in settings.items():
+            spark.conf.set(k, v)
         return
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     for k, v in settings.items():

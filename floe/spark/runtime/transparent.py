@@ -45,6 +45,8 @@ from floe.errors import (
 )
 from floe.expressions.parser import parse_filter
 from floe.spark.runtime.configure import note_catalog_conf_change
+from floe.spark.runtime.connect import is_connect, refuse
+from floe.spark.runtime.connect_columns import column_sql, is_connect_column
 from floe.spark.runtime.sql_session import (
     floe_sql_state,
     is_floe_name,
@@ -90,7 +92,12 @@ def is_active(spark: SparkSession) -> bool:
 
 def install(spark: SparkSession) -> None:
     """Route this session's Iceberg-facing calls to Floe (idempotent; the class wrappers go in once)."""
-    _wrap_classes()
+    if is_connect(spark):
+        from floe.spark.runtime.connect_routing import wrap_connect_classes
+
+        wrap_connect_classes()
+    else:
+        _wrap_classes()
     spark._floe_transparent = True  # type: ignore[attr-defined]
 
 
@@ -204,15 +211,17 @@ def _record_partition_by(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     obj._floe_partition_by = [str(x) for x in cols]
 
 
-def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+def _reader_load(original: Callable[..., DataFrame], session_of: Callable[[Any], SparkSession] = lambda r: r._spark) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def load(self: Any, path: Any = None, format: str | None = None, schema: Any = None, **options: Any) -> DataFrame:
-        spark: SparkSession = self._spark
+        spark: SparkSession = session_of(self)
         fmt = (format or getattr(self, "_floe_format", "") or "").lower()
         if fmt not in _FORMATS or not isinstance(path, str) or schema is not None or not is_active(spark):
             return original(self, path, format, schema, **options)
         opts = {**getattr(self, "_floe_options", {}), **{k.lower(): v for k, v in options.items()}}
         if set(opts) - set(_READ_OPTIONS):
+            if is_connect(spark):
+                raise refuse(f"Read option(s) {', '.join(sorted(set(opts) - set(_READ_OPTIONS)))} (the iceberg data source)")
             return original(self, path, format, schema, **options)  # options only the data source knows
         kwargs = {_READ_OPTIONS[k][0]: _READ_OPTIONS[k][1](v) for k, v in opts.items() if v is not None}
         try:
@@ -230,12 +239,16 @@ def _column_sql(col: Column | str) -> str:
     """A partitionedBy argument as Floe's DDL reads it: ``days(ts)``, ``bucket(16, id)``, ``col``."""
     if isinstance(col, str):
         return col
+    if is_connect_column(col):
+        return column_sql(col)
     java: Any = col._jc  # a classic session's Column wraps a JVM expression
     return str(java.toString())
 
 
 def _condition_sql(df: DataFrame, condition: Column) -> str:
     """A Column condition as SQL text (Spark's analyzed filter over the written rows' schema)."""
+    if is_connect_column(condition):  # no analyzed plan to ask: the expression's own SQL spelling
+        return column_sql(condition)
     filtered: Any = df.limit(0).where(condition)
     plan = filtered._jdf.queryExecution().analyzed()
     return str(plan.condition().sql())
@@ -347,11 +360,11 @@ def _write_to(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # -- DataFrameWriter ----------------------------------------------------------------------------------
-def _save_as_table(original: Callable[..., Any]) -> Callable[..., Any]:
+def _save_as_table(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = lambda w: w._df) -> Callable[..., Any]:
     @functools.wraps(original)
     def saveAsTable(self: Any, name: str, format: str | None = None, mode: str | None = None,
                     partitionBy: Any = None, **options: Any) -> None:
-        df: DataFrame = self._df
+        df: DataFrame = frame_of(self)
         spark = df.sparkSession
         parts = _floe_table_name(spark, name) if is_active(spark) else None
         fmt = (format or getattr(self, "_floe_format", None) or "iceberg").lower()
@@ -386,7 +399,7 @@ def _save_as_table(original: Callable[..., Any]) -> Callable[..., Any]:
 _OVERWRITE_OPTIONS = ("overwrite-mode", "overwrite-filter", "replacewhere")
 
 
-def _save(original: Callable[..., Any]) -> Callable[..., Any]:
+def _save(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = lambda w: w._df) -> Callable[..., Any]:
     """``df.write.format("iceberg").save(name)`` on a Floe table: Spark's native writer, as ``writeTo`` writes.
 
     Modes as the ``iceberg`` data source has them: ``append``; ``overwrite`` replaces every row, the rows of
@@ -398,7 +411,7 @@ def _save(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def save(self: Any, path: str | None = None, format: str | None = None, mode: str | None = None,
              partitionBy: Any = None, **options: Any) -> None:
-        df: DataFrame = self._df
+        df: DataFrame = frame_of(self)
         spark = df.sparkSession
         opts = {str(k): str(v) for k, v in {**getattr(self, "_floe_options", {}), **options}.items()}
         target = path if path is not None else opts.get("path")
@@ -409,6 +422,8 @@ def _save(original: Callable[..., Any]) -> Callable[..., Any]:
             if is_active(spark) and fmt in _FORMATS and isinstance(target, str) and not inline else None
         )
         if parts is None:
+            if is_connect(spark) and fmt in _FORMATS:
+                raise refuse(f"df.write.format({fmt!r}).save of a location or with catalog options (the iceberg data source)")
             original(self, path, format, mode, partitionBy, **options)
             return
         how = (mode or getattr(self, "_floe_mode", None) or "errorifexists").lower()
@@ -437,10 +452,10 @@ def _save(original: Callable[..., Any]) -> Callable[..., Any]:
     return save
 
 
-def _insert_into(original: Callable[..., Any]) -> Callable[..., Any]:
+def _insert_into(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = lambda w: w._df) -> Callable[..., Any]:
     @functools.wraps(original)
     def insertInto(self: Any, tableName: str, overwrite: bool | None = None) -> None:
-        df: DataFrame = self._df
+        df: DataFrame = frame_of(self)
         spark = df.sparkSession
         parts = _floe_table_name(spark, tableName) if is_active(spark) else None
         if parts is None:

@@ -16,8 +16,10 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from floe.expressions.to_spark_sql import spark_string
+from floe.spark.runtime.connect import is_connect
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 
@@ -37,11 +39,16 @@ def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, requir
     """A relation of the given columns (equal lengths; their Arrow types become the Spark types), the
     ``required`` ones typed non-null."""
     schema = pa.schema([pa.field(name, a.type, nullable=name not in required) for name, a in columns.items()])
-    return spark.createDataFrame(pa.table(dict(columns), schema=schema))
+    table = pa.table(dict(columns), schema=schema)
+    if not table.num_rows and is_connect(spark):  # Connect infers no schema from an empty Arrow table
+        return spark.createDataFrame([], schema=from_arrow_schema(schema))
+    return spark.createDataFrame(table)
 
 
 def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
     """No rows of ``schema`` (nullability and field metadata kept) as a local relation: no job to collect."""
+    if is_connect(spark):  # Connect sends the schema with the (empty) local relation
+        return spark.createDataFrame([], schema)
     session = spark._jsparkSession
     rows = java_class(spark._jvm, "java.util.ArrayList")()
     return DataFrame(session.createDataFrame(rows, session.parseDataType(schema.json())), spark)

@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
+from floe.spark.runtime.connect import application_id, is_connect
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.file_status_log import loggable_uri, status_log_folder
 
@@ -127,6 +128,9 @@ def file_relation(
     """
     paths = [spark_location(x) for x in locations]
     reader = spark.read.format(fmt).schema(schema).options(**_NEVER_SKIP)
+    if is_connect(spark):  # the server lists the files itself (a status log here may not be its to read)
+        with _listed_on_driver(spark, len(paths)):
+            return reader.load(paths)
     if size_of is not None and len(paths) > _FEW_PATHS:
         sizes = [size_of[x] for x in locations]
         # Each file once (Spark's own listing keeps one status per path; a log would read a repeat twice).
@@ -165,7 +169,9 @@ def _sizes_hold(paths: Sequence[str], sizes: Sequence[int]) -> bool:
 
 
 def _input_files(relation: DataFrame) -> list[str]:
-    """``relation.inputFiles()``, brought over in one py4j call."""
+    """``relation.inputFiles()``, brought over in one py4j call (one RPC on Spark Connect)."""
+    if is_connect(relation.sparkSession):
+        return [str(f) for f in relation.inputFiles()]
     files = relation._jdf.inputFiles()
     if len(files) <= _FEW_PATHS:
         return [str(f) for f in files]
@@ -209,7 +215,7 @@ def _row_spelling(relation: DataFrame, listed: list[str], table_name: str) -> di
     if not any(":///" in u for u in listed):
         return {u: u for u in listed}
     scheme = listed[0].split(":", 1)[0].lower()
-    key = (relation.sparkSession.sparkContext.applicationId, scheme)
+    key = (application_id(relation.sparkSession), scheme)
     keeps = _KEEPS_EMPTY_AUTHORITY.get(key)
     if keeps is None:
         first = relation.select(F.col("_metadata.file_path")).limit(1).collect()

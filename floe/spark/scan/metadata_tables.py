@@ -6,8 +6,10 @@ The rows come from floe.scan.metadata_tables (Arrow, computed on the driver from
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from floe.scan.metadata_tables import METADATA_TABLES, metadata_table
+from floe.spark.runtime.connect import is_connect
 from floe.spark.scan.table_read import TableSource, load_table
 
 __all__ = ["METADATA_TABLE_NAMES", "SparkInspectTable", "metadata_table_df"]
@@ -22,7 +24,10 @@ def metadata_table_df(spark: SparkSession, table: TableSource, name: str, *, sna
         ValidationError: unknown metadata table name.
     """
     t = load_table(spark, table)
-    return spark.createDataFrame(metadata_table(t, name, snapshot_id=snapshot_id))
+    rows = metadata_table(t, name, snapshot_id=snapshot_id)
+    if not rows.num_rows and is_connect(spark):  # Connect infers no schema from an empty Arrow table
+        return spark.createDataFrame([], schema=from_arrow_schema(rows.schema))
+    return spark.createDataFrame(rows)
 
 
 class SparkInspectTable:

@@ -22,6 +22,7 @@ from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping
 from floe.scan.arrow_read import orc_schema_with_ids
+from floe.spark.runtime.connect import is_connect, refuse
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 from floe.spark.types import to_spark_type
@@ -201,6 +202,8 @@ def lazy_time_zones(spark: SparkSession) -> Callable[[], TimeZones]:
     def get() -> TimeZones:
         if not found:
             session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+            if is_connect(spark):
+                raise refuse("Reading timestamps of ORC data files (the server JVM's default time zone)")
             jvm = spark.sparkContext._jvm
             assert jvm is not None  # a classic session (the read path needs the JVM)
             found.append(TimeZones(session_tz, str(java_class(jvm, "java.util.TimeZone").getDefault().getID())))

@@ -40,6 +40,7 @@ from floe.io.locations import scheme_of
 from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.delete_joins import DeleteJoins, file_field
 from floe.spark.scan.driver_rows import driver_frame, empty_frame
@@ -527,6 +528,7 @@ class _Builder:
 
     def _worker_frame(self, tasks: list[FileScanTask]) -> DataFrame:
         """The tasks read with pyarrow in Spark's Python workers (floe.spark.scan.worker_read), deletes applied."""
+        require_python_workers(self.spark, "Reading files Spark's own sources cannot (storage it cannot reach, ORC or Avro deletes)")
         inp = self.inp
         position = (_FILE, _POS) if self.with_position else None
         packed = pack_tasks(tasks, max(self.spark.sparkContext.defaultParallelism, len(tasks) // _TASKS_PER_WORKER_GROUP))

@@ -28,6 +28,7 @@ from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping
 from floe.scan.arrow_read import ReadContext, read_task_rows
 from floe.scan.tasks import FileScanTask
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.write.transforms import ensure_workers_import_floe
 from floe.spec.schema import Schema
 
@@ -136,6 +137,7 @@ def read_group(group: TaskGroup, target: pa.Schema) -> Iterator[pa.RecordBatch]:
 
 def worker_frame(spark: SparkSession, groups: Sequence[TaskGroup], schema: T.StructType) -> DataFrame:
     """A DataFrame whose i-th Spark partition reads ``groups[i]`` in a Python worker."""
+    require_python_workers(spark, "Reading files Spark's own sources cannot (storage it cannot reach, ORC or Avro deletes)")
     ensure_workers_import_floe(spark)
     by_index = {g.index: g for g in groups}
     target = to_arrow_schema(schema, timezone=SPARK_ARROW_TIMEZONE)
@@ -157,6 +159,7 @@ def files_in_workers(
     schema: T.StructType,
 ) -> DataFrame:
     """The rows ``read_file`` (a picklable function) reads from each location, one Spark task per file."""
+    require_python_workers(spark, "Reading files Spark's own sources cannot (storage it cannot reach)")
     ensure_workers_import_floe(spark)
     properties = dict(io.properties)
     files = list(locations)

@@ -29,6 +29,7 @@ from floe.errors import FloeError, UnsupportedError, ValidationError
 from floe.io.fileio import FileIO
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
+from floe.spark.runtime.connect import require_python_workers
 from floe.spark.streaming.conversion_schedule import (
     SCHEDULE_OPTION,
     run_scheduled_conversion,
@@ -196,6 +197,7 @@ def apply_changes(
     )
     spark = df.sparkSession
     attach(spark)
+    require_python_workers(spark, "Applying changes (apply_changes, change and upsert streams, upsert tables)")
     ensure_workers_import_floe(spark)
     order = F.col(f"`{order_by}`") if order_by else F.monotonically_increasing_id()
     ordered = df.withColumn(_ORDER, order).withColumn(_OP, F.col(f"`{op_column}`").cast("string"))

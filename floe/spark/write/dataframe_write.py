@@ -57,6 +57,7 @@ from floe.io.locations import basename, is_local, join, to_local_path
 from floe.serde.json_types import default_to_json
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
+from floe.spark.runtime.connect import application_id, require_python_workers
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.file_uris import spark_location
@@ -387,7 +388,7 @@ def _write_native(
     created.append(staging)
     codec = _SPARK_CODECS.get(settings.compression, settings.compression)
     writer = (
-        out.write.mode("errorifexists")
+        out.write.mode("error")  # "error": the spelling Spark Connect also accepts
         .format("parquet")
         .option("compression", codec)
         .option("parquet.block.size", str(settings.row_group_bytes))
@@ -632,6 +633,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
         raise ValidationError(f"Invalid write-path {path!r} for table {table.name()}: expected native or arrow")
     if path == "arrow":
         refuse_geospatial(schema, table.name())
+        require_python_workers(spark, f"Writing table {table.name()} through the Arrow path (list/map/uuid/fixed "
+                                      "columns, storage Spark cannot reach)")
     if path == "native" and _needs_arrow_path(schema):
         raise ValidationError(f"Table {table.name()} has list/map/uuid/fixed columns: Spark's native writer cannot write them")
     if path == "native" and not reachable:
@@ -697,6 +700,6 @@ def write_dataframe(
     )
     apply_schema_changes(table, changes)
     files = write_files(table, df, options=opts)
-    summary = {"spark.app.id": spark.sparkContext.applicationId} if hasattr(spark, "sparkContext") else {}
+    summary = {"spark.app.id": application_id(spark)}
     summary.update(snapshot_properties or {})
     return commit_files(table, files, mode=mode, overwrite_filter=overwrite_filter, snapshot_properties=summary, branch=branch)

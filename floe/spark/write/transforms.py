@@ -39,9 +39,12 @@ from pyspark import SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.utils import is_remote
 
 import floe
 from floe.errors import UnsupportedError
+from floe.spark.runtime.connect import refuse
+from floe.spark.runtime.connect_columns import column_sql
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.types import to_spark_type
 from floe.spec.partitioning import PartitionField
@@ -76,6 +79,8 @@ __all__ = [
     "arrow_bucket_udf",
     "ensure_workers_import_floe",
     "epoch_micros",
+    "murmur3_bytes_expression",
+    "murmur3_long_expression",
     "murmur3_seed0",
     "partition_column",
     "source_column",
@@ -168,6 +173,92 @@ def murmur3_seed0(col: Column) -> Column | None:
     return Column(utils.column(hashed))
 
 
+_MASK32 = 0xFFFFFFFF
+_LET_DEPTH = [0]
+
+
+def _let(value: str, body: Callable[[str], str]) -> str:
+    """SQL for ``body(value)`` with ``value`` computed once (a lambda over a one-element array), so the text
+    stays linear in size where ``body`` uses its argument several times."""
+    _LET_DEPTH[0] += 1
+    name = f"_floe_w{_LET_DEPTH[0]}"
+    try:
+        return f"transform(array({value}), {name} -> {body(name)})[0]"
+    finally:
+        _LET_DEPTH[0] -= 1
+
+
+def _mul32(a: str, c: int) -> str:
+    """``a * c`` modulo 2^32 for ``a`` in [0, 2^32), in bigint without overflow (16-bit halves)."""
+    return _let(a, lambda x: f"((({x} & 65535) * {c}L + shiftleft((shiftright({x}, 16) * {c}L) & 65535, 16)) & {_MASK32}L)")
+
+
+def _rotl32(a: str, r: int) -> str:
+    return _let(a, lambda x: f"((shiftleft({x}, {r}) & {_MASK32}L) | shiftright({x}, {32 - r}))")
+
+
+def _mix_k1(k: str) -> str:
+    return _mul32(_rotl32(_mul32(k, 0xCC9E2D51), 15), 0x1B873593)
+
+
+def _mix_h1(h: str, k: str) -> str:
+    return f"(({_mul32(_rotl32(f'({h} ^ {k})', 13), 5)} + {0xE6546B64}L) & {_MASK32}L)"
+
+
+def _xor_shift(h: str, r: int) -> str:
+    return _let(h, lambda x: f"({x} ^ shiftright({x}, {r}))")
+
+
+def murmur3_long_expression(col: Column) -> Column:
+    """murmur3_x86_32 (seed 0) of a bigint column's 8 little-endian bytes, as a signed int Column: the
+    value Spark's ``Murmur3Hash(seed=0)`` gives, as SQL any session (Spark Connect) can send. Unsigned
+    32-bit words are kept in bigints, so ANSI overflow checks never fire; SQL text rather than a Column
+    tree, whose nesting exceeds the depth Connect's protobuf decoder accepts."""
+
+    def hashed(v: str) -> str:
+        low, high = f"({v} & {_MASK32}L)", f"(shiftright({v}, 32) & {_MASK32}L)"
+        return _fmix(_mix_h1(_mix_h1("0L", _mix_k1(low)), _mix_k1(high)), "8L")
+
+    return F.expr(_let(f"CAST({column_sql(col)} AS BIGINT)", hashed))
+
+
+def _fmix(h: str, length: str) -> str:
+    h = _xor_shift(f"({h} ^ {length})", 16)
+    h = _xor_shift(_mul32(h, 0x85EBCA6B), 13)
+    h = _xor_shift(_mul32(h, 0xC2B2AE35), 16)
+    # the unsigned word as Java's int: values >= 2^31 are negative there
+    return _let(h, lambda x: f"CAST(IF({x} >= {1 << 31}L, {x} - {1 << 32}L, {x}) AS INT)")
+
+
+def _le_word(hexed: str, offset: str) -> str:
+    """The little-endian unsigned word whose bytes start at (0-based) byte ``offset`` of the hex text
+    ``hexed``; fewer than 4 bytes there give the word of those (murmur3's tail)."""
+    parts = ", ".join(f"substr({hexed}, 2 * ({offset}) + {2 * i + 1}, 2)" for i in (3, 2, 1, 0))
+    return f"CAST(conv(concat({parts}), 16, 10) AS BIGINT)"
+
+
+def murmur3_bytes_expression(col: Column, *, text: bool) -> Column:
+    """murmur3_x86_32 (seed 0) of a binary column's bytes (``text``: a string's UTF-8 bytes), as a signed
+    int Column, in SQL any session (Spark Connect) can send: the 4-byte blocks folded with ``aggregate``,
+    then the tail and the final mix, as the spec's bucket transform hashes them. Null in, null out."""
+    source = f"encode({column_sql(col)}, 'UTF-8')" if text else column_sql(col)
+
+    def hashed(b: str) -> str:
+        def over_hex(hx: str) -> str:
+            def over_blocks(n: str) -> str:
+                blocks = f"filter(sequence(0, {n}), _floe_i -> _floe_i < {n})"
+                body = _mix_h1("_floe_h", _mix_k1(_le_word(hx, "4 * _floe_i")))
+                h = f"aggregate({blocks}, 0L, (_floe_h, _floe_i) -> {body})"
+                tail = f"IF(octet_length({b}) % 4 = 0, 0L, {_mix_k1(_le_word(hx, f'4 * {n}'))})"
+                return _fmix(f"({h} ^ {tail})", f"CAST(octet_length({b}) AS BIGINT)")
+
+            return _let(f"CAST(octet_length({b}) DIV 4 AS INT)", over_blocks)
+
+        return f"IF({b} IS NULL, CAST(NULL AS INT), {_let(f'hex({b})', over_hex)})"
+
+    return F.expr(_let(source, hashed))
+
+
 def arrow_bucket_udf(num_buckets: int, source_type: IcebergType) -> Callable[[Column], Column]:
     """A vectorized Arrow UDF computing ``bucket[N]`` exactly as floe.spec.transforms does."""
     transform = BucketTransform(num_buckets)
@@ -222,12 +313,18 @@ def _bucket(transform: BucketTransform, source_type: IcebergType, col: Column) -
             as_long = F.unix_date(col).cast("long")
         else:
             as_long = epoch_micros(col, source_type)
-        hashed = murmur3_seed0(as_long)
+        # Spark Connect: no JVM to build Murmur3Hash with seed 0 in; the same hash as plain expressions
+        hashed = murmur3_long_expression(as_long) if is_remote() else murmur3_seed0(as_long)
         if hashed is not None:
             # null in, null out: Murmur3Hash returns the seed for null, so mask it
             return F.when(col.isNull(), F.lit(None).cast("int")).otherwise(
                 (hashed.bitwiseAND(F.lit(0x7FFFFFFF)) % F.lit(n)).cast("int")
             )
+    if is_remote() and isinstance(source_type, (StringType, BinaryType, FixedType)):
+        return (murmur3_bytes_expression(col, text=isinstance(source_type, StringType)).bitwiseAND(F.lit(0x7FFFFFFF))
+                % F.lit(n)).cast("int")
+    if is_remote():
+        raise refuse(f"bucket[{n}] of a {source_type} column (an Arrow UDF in Python workers)")
     return arrow_bucket_udf(n, source_type)(col)
 
 

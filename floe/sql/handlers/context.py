@@ -110,8 +110,9 @@ class HandlerContext:
         return name
 
     def drop_views(self, names: list[str]) -> None:
-        """Drop temporary views registered for one statement."""
-        if self._spark is None:
+        """Drop temporary views registered for one statement (kept on Spark Connect: a Connect DataFrame is
+        a plan the server analyses on each action, so a query returned lazily still names its views)."""
+        if self._spark is None or type(self._spark).__module__.startswith("pyspark.sql.connect"):
             return
         for n in names:
             self._spark.catalog.dropTempView(n)

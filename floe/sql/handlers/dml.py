@@ -79,8 +79,10 @@ def snapshot_properties(ctx: HandlerContext, table: Table | None = None) -> dict
         out[P.WAP_ID] = wap_id
     if not ctx.spark_started:
         return out
-    with suppress(Exception):  # a summary nicety must never fail a write (e.g. Spark Connect has no context)
-        out["spark.app.id"] = ctx.spark().sparkContext.applicationId
+    with suppress(Exception):  # a summary nicety must never fail a write
+        spark = ctx.spark()  # Spark Connect has no SparkContext: its server's conf names the application
+        app = spark.sparkContext.applicationId if hasattr(spark, "sparkContext") else spark.conf.get("spark.app.id")
+        out["spark.app.id"] = str(app)
     return out
 
 

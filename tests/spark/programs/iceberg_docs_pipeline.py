@@ -24,8 +24,9 @@ conf = {
     "spark.sql.catalog.cat.warehouse": warehouse,
     "spark.sql.session.timeZone": "UTC",
 }
+remote = master.startswith("sc://")  # a Spark Connect server (tests/connect)
 if how == "attach":
-    builder = SparkSession.builder.master(master)
+    builder = SparkSession.builder.remote(master) if remote else SparkSession.builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -56,7 +57,7 @@ spark.sql("MERGE INTO cat.db.sales t USING updates s ON t.id = s.id "
 spark.sql("UPDATE cat.db.sales SET region = 'EU' WHERE region = 'eu'")
 spark.sql("DELETE FROM cat.db.sales WHERE amount < 5")
 table = spark.table("cat.db.sales")
-out["plan"] = table._jdf.queryExecution().executedPlan().toString()
+out["plan"] = table._explain_string() if remote else table._jdf.queryExecution().executedPlan().toString()
 out["table"] = rows(table)
 out["read_table"] = rows(spark.read.table("cat.db.sales"))
 out["by_name"] = rows(spark.read.format("iceberg").load("cat.db.sales"))
