@@ -49,14 +49,15 @@ def test_many_files_with_deletes_read_through_a_size_bitmap(session: SqlSession,
     plan = _plan(df)
     assert "Join" not in plan and "file_size" in plan
 
-    # Two files with deletes at one size: both found by their paths, the rest by size.
+    # Two files with deletes at one size: both found by their paths' hash, the rest by size.
     session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({60_000 + j}, 't')" for j in range(40)))
     session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({61_000 + j}, 't')" for j in range(40)))
     session.sql(f"DELETE FROM {name} WHERE id IN (60003, 61005)")
     expected = sorted(expected + [(60_000 + j, "t") for j in range(40) if j != 3] + [(61_000 + j, "t") for j in range(40) if j != 5])
     df = floe.spark.read(spark, session.catalog().load_table(name))
     assert sorted((r["id"], r["tag"]) for r in df.collect()) == expected
-    assert "Join" not in _plan(df)
+    plan = _plan(df)
+    assert "Join" not in plan and "xxhash64" in plan
 
 
 def test_a_data_file_of_another_size_than_its_manifest_says_is_joined(

@@ -60,19 +60,31 @@ def test_dictionary_encoded_keys_in_several_chunks_are_numbered_like_strings() -
     assert _deleted(bitmap, 0) == {4} and _deleted(bitmap, 1) == {3, 70}
 
 
-def test_size_slots_give_each_size_its_own_slot_and_leave_shared_sizes_to_paths() -> None:
+def test_size_slots_give_each_size_its_own_slot_and_shared_sizes_a_hash_slot() -> None:
     files = [(f"f{i}", 1000 + 37 * i, 10 * i, i + 1) for i in range(40)] + [("x", 5000, 900, 2), ("y", 5000, 902, 3)]
-    table = position_bitmaps.size_slots(7, files)
+    hashed: list[list[str]] = []
+
+    def hashes(paths: list[str]) -> list[int]:
+        hashed.append(paths)
+        return [-7_000_000_000_000 + 13 * ord(p) for p in paths]  # negative, as Spark's xxhash64 often is
+
+    table = position_bitmaps.size_slots(7, files, hashes)
     assert table is not None
-    assert table.shared == {"x", "y"} and table.count == 40 and table.offset == 7
-    slots = table.array[: table.modulus].astype(np.int64)
-    sizes, bases, lengths = (table.array[table.modulus + k * 40: table.modulus + (k + 1) * 40].astype(np.int64) for k in range(3))
-    for path, size, base, length in files[:40]:
-        number = slots[size % table.modulus]
+    assert hashed == [["x", "y"]] and table.count == 42 and table.offset == 7 and table.hash_modulus >= 2
+    slots = table.array[: table.size_modulus].astype(np.int64)
+    hash_slots = table.array[table.size_modulus: table.size_modulus + table.hash_modulus].astype(np.int64)
+    at = table.size_modulus + table.hash_modulus
+    sizes, bases, lengths = (table.array[at + k * 42: at + (k + 1) * 42].astype(np.int64) for k in range(3))
+    for path, size, base, length in files:
+        number = slots[size % table.size_modulus]
+        if path in ("x", "y"):
+            assert number == -2
+            number = hash_slots[hashes([path])[0] % table.hash_modulus]  # Python's % is Spark's pmod
         assert table.paths[number] == path and sizes[number] == size and bases[number] == base and lengths[number] == length
-    assert int((slots >= 0).sum()) == 40
 
 
-def test_no_size_table_past_the_slot_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_size_table_past_the_slot_limit_or_for_paths_hashing_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [("x", 5, 0, 1), ("y", 5, 1, 1)]
+    assert position_bitmaps.size_slots(0, files, lambda paths: [42 for _ in paths]) is None
     monkeypatch.setattr(position_bitmaps, "_MAX_SLOTS", 39)  # fewer slots than files
-    assert position_bitmaps.size_slots(0, [(f"f{i}", 1000 + 37 * i, 0, 1) for i in range(40)]) is None
+    assert position_bitmaps.size_slots(0, [(f"f{i}", 1000 + 37 * i, 0, 1) for i in range(40)], lambda p: []) is None
