@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from conftest import ConnectServer
+from _connect_server import ConnectServer
 
 from floe.spec.transforms import BucketTransform
 from floe.spec.types import BinaryType, IcebergType, LongType, StringType

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ConnectServer
+from _connect_server import ConnectServer
 
 SCRIPT = Path(__file__).with_name("programs") / "connect_features.py"
 _REFUSED = {

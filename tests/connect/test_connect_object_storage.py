@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ConnectServer, running_server
+from _connect_server import ConnectServer, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ConnectServer
+from _connect_server import ConnectServer
 
 import floe
 

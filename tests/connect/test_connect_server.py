@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ConnectServer
+from _connect_server import ConnectServer
 
 _CLIENT = """
 import sys

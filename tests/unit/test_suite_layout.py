@@ -9,3 +9,10 @@ TESTS = Path(__file__).resolve().parent.parent
 def test_test_module_basenames_are_unique() -> None:
     names = Counter(path.name for path in TESTS.rglob("test_*.py"))
     assert [name for name, count in names.items() if count > 1] == []
+
+
+def test_no_test_module_imports_conftest_by_name() -> None:
+    # Several folders have a conftest.py; under one pytest run `import conftest` finds whichever loaded first.
+    importing = [str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py")
+                 if "from conftest import" in p.read_text() or "\nimport conftest" in p.read_text()]
+    assert importing == []
