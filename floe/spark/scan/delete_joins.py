@@ -266,8 +266,9 @@ class DeleteJoins:
         numbered = few_files and small
         # Beyond a few files a row finds its file's bits by the file's size, which must then be the size
         # Spark reads (the manifest's is checked against storage: a mismatch would miss deletes in silence).
-        sizes = None if few_files else self._checked_sizes([data_files[f] for f in files])
-        as_bitmap = delete_rows <= BITMAP_DELETE_ROWS and (few_files or (sizes is not None and len(files) <= BITMAP_FILES))
+        bitmap_size = delete_rows <= BITMAP_DELETE_ROWS and len(files) <= BITMAP_FILES
+        sizes = self._checked_sizes([data_files[f] for f in files]) if bitmap_size and not few_files else None
+        as_bitmap = delete_rows <= BITMAP_DELETE_ROWS and (few_files or sizes is not None)
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None
         if entries and (as_bitmap or delete_rows <= DRIVER_DELETE_ROWS):  # read on the driver: no Spark job
@@ -313,10 +314,7 @@ class DeleteJoins:
         return df.join(F.broadcast(dels), same_pos & F.coalesce(same_file, F.lit(False)), "left_anti")
 
     def _checked_sizes(self, data_files: list[DataFile]) -> list[int] | None:
-        """The files' sizes from their manifests, None when storage holds any at another size (or none),
-        or when there are too many to check."""
-        if len(data_files) > BITMAP_FILES:
-            return None
+        """The files' sizes from their manifests, None when storage holds any at another size (or none)."""
 
         def holds(f: DataFile) -> bool:
             try:
