@@ -1,20 +1,23 @@
 """Position deletes of many data files applied by a bitmap found by each row's file size
 (floe.spark.scan.position_bitmaps): a merge-on-read table after many commits, with deletion vectors (v3)
 and position delete files (v2), files of equal size (found by path instead), a file without deletes the
-size of one with them (its rows are kept: the slot's path is compared), and a data file whose manifest
-size is not its size in storage (the bitmap is not used: a join applies the deletes)."""
+size of one with them (a plain read scans it apart, so the bitmap's slots serve only their own files; a
+merge-on-read DELETE reads every candidate file's positions in one scan, where the slot's size and path
+are compared), reads of the same delete files again (the bitmap kept between reads), and a data file whose
+manifest size is not its size in storage (the bitmap is not used: a join applies the deletes)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
 import floe.spark
 from floe.io.locations import to_local_path
-from floe.spark.scan import delete_joins
+from floe.spark.scan import delete_joins, position_bitmaps
 from floe.sql.engine import SqlSession
 
 
@@ -23,7 +26,17 @@ def _plan(df: object) -> str:
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_many_files_with_deletes_read_through_a_size_bitmap(session: SqlSession, spark: SparkSession, version: int) -> None:
+def test_many_files_with_deletes_read_through_a_size_bitmap(
+    session: SqlSession, spark: SparkSession, version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layouts: list[bool] = []  # each size table's exactness, as laid out
+    slots = position_bitmaps.size_slots
+
+    def recorded(*args: Any, **kwargs: Any) -> position_bitmaps.SizeSlots | None:
+        layouts.append(bool(kwargs.get("exact")))
+        return slots(*args, **kwargs)
+
+    monkeypatch.setattr(position_bitmaps, "size_slots", recorded)
     name = f"db.many_v{version}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='{version}', "
                 "'write.delete.mode'='merge-on-read')")
@@ -48,6 +61,18 @@ def test_many_files_with_deletes_read_through_a_size_bitmap(session: SqlSession,
     assert sorted(r["id"] for r in floe.spark.read(spark, table, filter="id >= 5000").collect()) == [a for a, _ in expected if a >= 5000]
     plan = _plan(df)
     assert "Join" not in plan and "file_size" in plan
+    # Read again: the same delete files give the kept bitmap, and the same rows.
+    laid_out = len(layouts)
+    assert floe.spark.read(spark, table).count() == len(expected)
+    assert len(layouts) == laid_out and layouts and all(layouts)
+
+    # A merge-on-read DELETE reads positions of the files with deletes and of one without (the size of a
+    # file with deletes) in one scan: its rows are kept unless the new DELETE names them.
+    session.sql(f"DELETE FROM {name} WHERE id % 11 = 0")
+    expected = [(a, b) for a, b in expected if a % 11 != 0]
+    table = session.catalog().load_table(name)
+    assert sorted((r["id"], r["tag"]) for r in floe.spark.read(spark, table).collect()) == expected
+    assert False in layouts  # the DELETE's scan compared sizes and paths
 
     # Two files with deletes at one size: both found by their paths' hash, the rest by size.
     session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({60_000 + j}, 't')" for j in range(40)))

@@ -88,3 +88,21 @@ def test_no_size_table_past_the_slot_limit_or_for_paths_hashing_alike(monkeypatc
     assert position_bitmaps.size_slots(0, files, lambda paths: [42 for _ in paths]) is None
     monkeypatch.setattr(position_bitmaps, "_MAX_SLOTS", 39)  # fewer slots than files
     assert position_bitmaps.size_slots(0, [(f"f{i}", 1000 + 37 * i, 0, 1) for i in range(40)], lambda p: []) is None
+
+
+def test_exact_size_slots_hold_each_files_words_in_one_long() -> None:
+    files = [(f"f{i}", 1000 + 37 * i, 10 * i, i + 1) for i in range(6)] + [("x", 5000, 900, 2), ("y", 5000, 902, 3)]
+    table = position_bitmaps.size_slots(3, files, lambda paths: [11 * ord(p) for p in paths], exact=True)
+    assert table is not None and table.exact
+    slots = table.array[: table.size_modulus].astype(np.int64)
+    hash_slots = table.array[table.size_modulus:].astype(np.int64)
+    assert table.array.size == table.size_modulus + table.hash_modulus  # no per-file columns
+    for path, size, base, length in files:
+        held = slots[size % table.size_modulus]
+        if path in ("x", "y"):
+            assert held == -2
+            held = hash_slots[(11 * ord(path)) % table.hash_modulus]
+        assert held >> 32 == base and held & 0xFFFFFFFF == length
+    # Slots of no file name no words (count 0), so a row reaching one is kept rather than read elsewhere.
+    taken = {size % table.size_modulus for _, size, _, _ in files}
+    assert all(slots[k] == 0 for k in range(table.size_modulus) if k not in taken)
