@@ -10,6 +10,7 @@ the parent's lock (wrapping it again would wait for ever).
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import tempfile
 import time
@@ -17,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JSQL_HOME", "JavaStatement", "ensure_jsql", "query_java", "run_java", "run_statements"]
+__all__ = ["JSQL_HOME", "JavaStatement", "ensure_jsql", "query_java", "run_java", "run_statements", "same_rows"]
 
 JSQL_HOME = Path(__file__).resolve().parents[2] / "shared" / "tools" / "java-iceberg"
 
@@ -84,3 +85,19 @@ def query_java(sql: str, cfg: Mapping[str, str]) -> list[list[object]]:
     if not results or results[0].error is not None or results[0].rows is None:
         raise SystemExit(f"jsql failed: {sql[:200]}: {results[0].error if results else 'no output'}")
     return results[0].rows
+
+
+def same_rows(a: list[list[object]] | None, b: list[list[object]] | None) -> bool:
+    """Whether two engines' rows (as jsql prints them) are equal, floats to 1e-9 relative."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b, strict=True):
+        if len(ra) != len(rb):
+            return False
+        for x, y in zip(ra, rb, strict=True):
+            if isinstance(x, float) or isinstance(y, float):
+                if x is None or y is None or not math.isclose(float(x), float(y), rel_tol=1e-9):  # type: ignore[arg-type]
+                    return False
+            elif x != y:
+                return False
+    return True

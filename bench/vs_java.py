@@ -21,6 +21,9 @@ partition-aligned MERGE source (rows of two days only). Cases (``--cases``, keys
   15a read with 10% of rows deleted by position deletes (each engine's own merge-on-read DELETE)
   15b read with 10% of rows deleted by equality deletes (one table written by Floe's apply_changes; Java cannot
       write equality deletes from Spark SQL, so both engines read that same table)
+  4p-10ap, 7p-10bp  cases 4-10b on tables partitioned by days(ts), bucket(16, id) (960 partitions; the MERGE
+      source and the 1% DELETE/UPDATE touch every partition): 4p MERGE, 5p read after it, 6p DELETE 1%, 10ap
+      UPDATE 1% merge-on-read; 7p, 8p, 9p, 10bp the same copy-on-write
 
 Setup (creating and filling the base tables) is untimed. Then, case by case, one jsql call runs the case's
 repetitions in one JVM (after an untimed warm-up on the same files), followed by the same statements in the warm
@@ -46,7 +49,6 @@ import argparse
 import cProfile
 import datetime as dt
 import io
-import math
 import os
 import pstats
 import shutil
@@ -62,7 +64,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _jsql import ensure_jsql, run_statements  # bench/_jsql.py (the script dir is on sys.path)
+from _jsql import ensure_jsql, run_statements, same_rows  # bench/_jsql.py (the script dir is on sys.path)
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -135,7 +137,8 @@ def _mode_cases(keys: tuple[str, str, str, str], name: str, mode: str) -> list[C
 
 def _cases() -> list[Case]:
     ins = "INSERT INTO {ns}.%s_{rep} SELECT * FROM {input}"
-    order = ["native", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10a", "10b", "11", "12", "13", "14", "15a", "15b"]
+    order = ["native", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10a", "10b", "4p", "5p", "6p", "7p", "8p", "9p", "10ap",
+             "10bp", "11", "12", "13", "14", "15a", "15b"]
     cases = [
         Case("native", "native Parquet write (baseline)", "INSERT OVERWRITE DIRECTORY '{native}' USING parquet "
              "SELECT * FROM {input}", "parquet.`{native}`", checks=(CHECK,), files_check=False),
@@ -165,6 +168,8 @@ def _cases() -> list[Case]:
              "bench.shared.eqdel", base=("eqdel",), compare_result=True),
         *_mode_cases(("4", "5", "6", "10a"), "mor", "merge-on-read"),
         *_mode_cases(("7", "8", "9", "10b"), "cow", "copy-on-write"),
+        *_mode_cases(("4p", "5p", "6p", "10ap"), "pmor", "merge-on-read, 960 partitions"),
+        *_mode_cases(("7p", "8p", "9p", "10bp"), "pcow", "copy-on-write, 960 partitions"),
     ]
     return sorted(cases, key=lambda c: order.index(c.key))
 
@@ -232,21 +237,6 @@ def plain(v: object) -> object:
     return v
 
 
-def same_rows(a: list[list[object]] | None, b: list[list[object]] | None) -> bool:
-    if a is None or b is None or len(a) != len(b):
-        return False
-    for ra, rb in zip(a, b, strict=True):
-        if len(ra) != len(rb):
-            return False
-        for x, y in zip(ra, rb, strict=True):
-            if isinstance(x, float) or isinstance(y, float):
-                if x is None or y is None or not math.isclose(float(x), float(y), rel_tol=1e-9):  # type: ignore[arg-type]
-                    return False
-            elif x != y:
-                return False
-    return True
-
-
 def _fmt(template: str, env: dict[str, object], rep: int) -> str:
     return template.format(**env, rep=rep)
 
@@ -270,7 +260,7 @@ def statements(case: Case, env: dict[str, object], repeat: int) -> tuple[list[st
 def warmups(case: Case, env: dict[str, object]) -> list[str]:
     """Untimed statements that load the classes and files a case uses (Java starts a JVM per case)."""
     out = [_fmt("SELECT count(*) FROM {input}", env, 1)]
-    out += [_fmt(f"SELECT count(*) FROM {{ns}}.{b}", env, 1) for b in case.base if b in ("mor", "cow", "part", "posdel", "small")]
+    out += [_fmt(f"SELECT count(*) FROM {{ns}}.{b}", env, 1) for b in case.base if b in ("mor", "cow", "part", "pcow", "pmor", "posdel", "small")]
     return out
 
 
@@ -376,8 +366,9 @@ def base_statements(name: str, small_files: int) -> list[str]:
         return [f"CREATE TABLE {{ns}}.mor ({COLUMNS}) USING iceberg TBLPROPERTIES ({MOR})", fill % "mor"]
     if name == "cow":
         return [f"CREATE TABLE {{ns}}.cow ({COLUMNS}) USING iceberg TBLPROPERTIES ({COW})", fill % "cow"]
-    if name == "part":
-        return [f"CREATE TABLE {{ns}}.part ({COLUMNS}) USING iceberg {PARTITIONED} TBLPROPERTIES ({COW})", fill % "part"]
+    if name in ("part", "pcow", "pmor"):
+        props = MOR if name == "pmor" else COW
+        return [f"CREATE TABLE {{ns}}.{name} ({COLUMNS}) USING iceberg {PARTITIONED} TBLPROPERTIES ({props})", fill % name]
     if name == "small":
         return [f"CREATE TABLE {{ns}}.small ({COLUMNS}) USING iceberg TBLPROPERTIES ({V2})",
                 f"INSERT INTO {{ns}}.small SELECT /*+ REPARTITION({small_files}) */ * FROM {{input}}"]
@@ -516,7 +507,7 @@ def main() -> None:
         t0 = time.perf_counter()
         build_eqdel(spark, str(envs["floe"]["input"]), str(envs["floe"]["input_path"]))
         print(f"setup equality-delete table (Floe apply_changes): {time.perf_counter() - t0:.1f} s", flush=True)
-    rollback_bases = [b for b in ("mor", "cow", "part", "small") if b in bases]
+    rollback_bases = [b for b in ("mor", "cow", "part", "pcow", "pmor", "small") if b in bases]
     for e in ("java", "floe"):
         envs[e]["snap"] = snapshot_ids(spark, NS[e], [b for b in rollback_bases if (e, b) not in setup_errors])
     # files of the base tables, once: layouts differ per engine and explain much

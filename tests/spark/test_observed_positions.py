@@ -132,3 +132,41 @@ def test_observer_refuses_too_many_candidate_rows(spark: SparkSession, tmp_path:
     assert table.merge(source, on=["id"]).when_matched_update_all().execute()
     assert _rows(spark, table)[1] == ("x", 9.0)
     assert np.array([e.data_file.record_count for e in _delete_files(table)]).sum() == 1
+
+
+def test_changes_after_changes_merge_each_files_earlier_deletes_on_the_driver(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At file granularity a data file keeps one delete file: a later change's positions, observed in its
+    one job, are written together with the positions the file's earlier delete file names, which the
+    commit removes."""
+    from floe.spark.row_level import commits
+
+    merged: list[int] = []  # earlier delete files each change replaced
+    scoped = commits.with_scoped_positions
+
+    def recorded(*args: Any) -> Any:
+        out = scoped(*args)
+        merged.append(len(out[1]))
+        return out
+
+    monkeypatch.setattr(commits, "with_scoped_positions", recorded)
+    table = _table(spark, tmp_path / "wh", **{"write.delete.granularity": "file"})
+    model = {i: (f"r{i % 3}", float(i)) for i in range(60)}
+    for round_ in range(3):
+        hit = list(range(round_, 60, 5))
+        source = spark.createDataFrame([(i, f"u{round_}", float(round_)) for i in hit] + [(200 + round_, "new", 0.0)], SCHEMA)
+        assert table.merge(source, on=["id"]).when_matched_update_all().when_not_matched_insert_all().execute()
+        model.update({i: (f"u{round_}", float(round_)) for i in hit})
+        model[200 + round_] = ("new", 0.0)
+        assert _rows(spark, table) == model
+    table.delete("id % 10 = 4")
+    model = {i: v for i, v in model.items() if i % 10 != 4}
+    assert _rows(spark, table) == model
+    assert len(merged) == 4 and merged[0] == 0 and all(n > 0 for n in merged[1:])  # the driver path each time
+    tasks = list(table.refresh().scan().plan_files())
+    for t in tasks:  # one delete file per data file, naming only it, holding every position deleted so far
+        assert len(t.deletes) <= 1
+        assert all(e.data_file.referenced_data_file == t.data_file.file_path for e in t.deletes)
+    assert sum(e.data_file.record_count for e in _delete_files(table)) == sum(
+        t.data_file.record_count for t in tasks) - len(model)

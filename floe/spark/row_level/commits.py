@@ -28,6 +28,7 @@ from floe.spark.row_level.position_deletes import (
     deleted_positions,
     per_file_granularity,
     with_replaced_deletes,
+    with_scoped_positions,
     write_position_deletes,
     write_position_deletes_on_driver,
 )
@@ -91,16 +92,21 @@ def row_delta_commit(
     ``observed_positions`` replaces ``deleted_rows`` with positions the driver learns from the write of
     ``new_rows`` (observed in the same Spark job: :mod:`floe.spark.row_level.observed_positions`): called after that
     write, it returns them by data file (and may raise, before anything is committed); they are written on
-    the driver (format v2 only: the caller checks).
+    the driver (format v2 only: the caller checks), each touched file's earlier file-scoped delete files
+    merged into its new one and removed.
     """
     written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
     with deleted_on_failure(table.io, written):
         if observed_positions is not None:
             rows = write_files(table, new_rows) if new_rows is not None else []
             written += rows
-            deletes = write_position_deletes_on_driver(table, observed_positions(), tasks, per_file=per_file_granularity(table))
-            written += deletes
+            per_file = per_file_granularity(table)
+            positions: Mapping[str, np.ndarray] = observed_positions()
             replaced: list[DataFile] = []
+            if per_file:  # a touched file's earlier file-scoped deletes go into its new delete file
+                positions, replaced = with_scoped_positions(table, positions, tasks)
+            deletes = write_position_deletes_on_driver(table, positions, tasks, per_file=per_file)
+            written += deletes
         else:
             delete_job = (lambda: write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
             rows_job = (lambda: write_files(table, new_rows)) if new_rows is not None else None

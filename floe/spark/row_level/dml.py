@@ -664,8 +664,9 @@ def _cardinality_violation(what: str) -> str:
 
 def _position_observer(table: Table, spark: SparkSession, tasks: Sequence[FileScanTask], what: str) -> ObservedPositions | None:
     """An observer of the positions a merge-on-read change deletes, when the driver may write their delete
-    files (format v2, no earlier file-scoped deletes to merge, few candidate rows); else None."""
-    if not tasks or table.format_version >= 3 or _merges_earlier_deletes(table, tasks):
+    files (format v2, few candidate rows; the touched files' earlier file-scoped deletes are read and merged
+    on the driver after the job); else None."""
+    if not tasks or table.format_version >= 3:
         return None
     return ObservedPositions.for_tasks(spark, tasks, what)
 

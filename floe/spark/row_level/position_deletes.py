@@ -64,6 +64,7 @@ __all__ = [
     "deleted_positions",
     "per_file_granularity",
     "with_replaced_deletes",
+    "with_scoped_positions",
     "write_position_deletes",
     "write_position_deletes_on_driver",
 ]
@@ -184,6 +185,41 @@ def with_replaced_deletes(table: Table, positions: DataFrame, tasks: Sequence[Fi
     both = positions.withColumn(_NEW, F.lit(1)).unionByName(previous.withColumn(_NEW, F.lit(0)))
     touched = both.withColumn(_TOUCHED, F.max(F.col(_NEW)).over(Window.partitionBy(_GROUP)))
     return ScopedDeletes(touched.where(F.col(_TOUCHED) == 1).drop(_NEW, _TOUCHED), scoped)
+
+
+def with_scoped_positions(
+    table: Table, positions: Mapping[str, np.ndarray], tasks: Sequence[FileScanTask]
+) -> tuple[dict[str, np.ndarray], list[DataFile]]:
+    """Positions the driver holds (data file path -> new deleted positions) with every position the
+    file-scoped delete files of those data files name, and those delete files (which the new per-file
+    delete files replace, as :func:`with_replaced_deletes` does for positions in Spark). The earlier
+    positions are read on the driver (pyarrow, in parallel): a data file's delete file holds only its own."""
+    out = {path: np.asarray(pos, np.int64) for path, pos in positions.items()}
+    earlier: list[FileScanTask] = []
+    replaced: dict[str, DataFile] = {}
+    seen: set[str] = set()
+    for t in tasks:
+        path = t.data_file.file_path
+        if path in seen or not len(out.get(path, ())):
+            continue
+        seen.add(path)
+        mine = tuple(e for e in t.deletes if e.data_file.content == FileContent.POSITION_DELETES
+                     and e.data_file.referenced_data_file == path)
+        if mine:
+            earlier.append(FileScanTask(t.data_file, t.data_sequence_number, mine))
+            replaced.update((e.data_file.file_key, e.data_file) for e in mine)
+    if not earlier:
+        return out, []
+    ctx = ReadContext(
+        io=table.io, table_schema=table.schema(), projection=table.schema(),
+        name_mapping=name_mapping_of(dict(table.properties), table.schema()), location_of=lambda p: p,
+    )
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = list(pool.map(lambda t: deleted_positions_of(ctx, t), earlier))
+    for t, old in zip(earlier, found, strict=True):
+        if old is not None and len(old):
+            out[t.data_file.file_path] = np.concatenate([out[t.data_file.file_path], old])
+    return out, list(replaced.values())
 
 
 def write_position_deletes(
