@@ -23,7 +23,7 @@ import itertools
 import pickle
 import shutil
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -150,23 +150,11 @@ def with_replaced_deletes(table: Table, positions: DataFrame, tasks: Sequence[Fi
     that file, so no job runs to learn which files those are (the rows a scan returned are never among the
     positions already deleted, so the two sets are disjoint).
     """
-    scoped: dict[str, list[DataFile]] = {}
-    only: list[FileScanTask] = []
-    for t in tasks:
-        path = t.data_file.file_path
-        mine = [e for e in t.deletes if e.data_file.content == FileContent.POSITION_DELETES
-                and e.data_file.referenced_data_file == path]
-        if mine and path not in scoped:
-            scoped[path] = [e.data_file for e in mine]
-            only.append(FileScanTask(t.data_file, t.data_sequence_number, tuple(mine)))
-    if not scoped:
+    only = _file_scoped(tasks, lambda _: True)
+    if not only:
         return ScopedDeletes(positions, {})  # nothing file-scoped to replace
-    ctx = ReadContext(
-        io=table.io, table_schema=table.schema(), projection=table.schema(),
-        name_mapping=name_mapping_of(dict(table.properties), table.schema()), location_of=lambda p: p,
-    )
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        found = list(pool.map(lambda t: deleted_positions_of(ctx, t), only))
+    scoped = {t.data_file.file_path: [e.data_file for e in t.deletes] for t in only}
+    found = _earlier_positions(table, only)
     counts = [0 if f is None else len(f) for f in found]
     if not sum(counts):
         return ScopedDeletes(positions, scoped)
@@ -195,31 +183,37 @@ def with_scoped_positions(
     delete files replace, as :func:`with_replaced_deletes` does for positions in Spark). The earlier
     positions are read on the driver (pyarrow, in parallel): a data file's delete file holds only its own."""
     out = {path: np.asarray(pos, np.int64) for path, pos in positions.items()}
-    earlier: list[FileScanTask] = []
-    replaced: dict[str, DataFile] = {}
-    seen: set[str] = set()
+    earlier = _file_scoped(tasks, lambda path: bool(len(out.get(path, ()))))
+    if not earlier:
+        return out, []
+    for t, old in zip(earlier, _earlier_positions(table, earlier), strict=True):
+        if old is not None and len(old):
+            out[t.data_file.file_path] = np.concatenate([out[t.data_file.file_path], old])
+    return out, list({e.data_file.file_key: e.data_file for t in earlier for e in t.deletes}.values())
+
+
+def _file_scoped(tasks: Sequence[FileScanTask], wanted: Callable[[str], bool]) -> list[FileScanTask]:
+    """One task per ``wanted`` data file that has file-scoped position delete files, holding only those."""
+    out: dict[str, FileScanTask] = {}
     for t in tasks:
         path = t.data_file.file_path
-        if path in seen or not len(out.get(path, ())):
+        if path in out or not wanted(path):
             continue
-        seen.add(path)
         mine = tuple(e for e in t.deletes if e.data_file.content == FileContent.POSITION_DELETES
                      and e.data_file.referenced_data_file == path)
         if mine:
-            earlier.append(FileScanTask(t.data_file, t.data_sequence_number, mine))
-            replaced.update((e.data_file.file_key, e.data_file) for e in mine)
-    if not earlier:
-        return out, []
+            out[path] = FileScanTask(t.data_file, t.data_sequence_number, mine)
+    return list(out.values())
+
+
+def _earlier_positions(table: Table, tasks: Sequence[FileScanTask]) -> list[np.ndarray | None]:
+    """The positions each task's delete files name for its data file, read on the driver (pyarrow, in parallel)."""
     ctx = ReadContext(
         io=table.io, table_schema=table.schema(), projection=table.schema(),
         name_mapping=name_mapping_of(dict(table.properties), table.schema()), location_of=lambda p: p,
     )
     with ThreadPoolExecutor(max_workers=8) as pool:
-        found = list(pool.map(lambda t: deleted_positions_of(ctx, t), earlier))
-    for t, old in zip(earlier, found, strict=True):
-        if old is not None and len(old):
-            out[t.data_file.file_path] = np.concatenate([out[t.data_file.file_path], old])
-    return out, list(replaced.values())
+        return list(pool.map(lambda t: deleted_positions_of(ctx, t), tasks))
 
 
 def write_position_deletes(

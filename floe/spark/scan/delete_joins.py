@@ -296,7 +296,7 @@ class DeleteJoins:
                 if plan is None:
                     return df
                 words = _BITMAPS.words(key, self.spark, lambda: long_array_frame(self.spark, plan.words))
-                return df.where(undeleted(self.spark, plan, words=words))
+                return df.where(undeleted(plan, words))
             # Positions too far apart for a small bitmap: the numbered join below.
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None

@@ -37,7 +37,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from floe.expressions.to_spark_sql import spark_string
-from floe.spark.scan.driver_rows import long_array_subquery, spark_xxhash64
+from floe.spark.scan.driver_rows import spark_xxhash64
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, ROW_SIZE_COLUMN, quoted
 
 __all__ = [
@@ -100,25 +100,15 @@ def file_numbers(keys: pa.ChunkedArray | pa.Array, files: list[str]) -> pa.Array
     return pa.concat_arrays(numbers) if numbers else pa.array([], pa.int32())
 
 
-def undeleted(spark: SparkSession, bitmap: PositionBitmap | BitmapPlan, sizes: list[int] | None = None, *,
-              only_these: bool = False, words: Column | None = None) -> Column:
-    """True for a row (:data:`ROW_FILE_COLUMN`, :data:`ROW_POS_COLUMN`, and with ``sizes``
-    :data:`ROW_SIZE_COLUMN`) whose position ``bitmap`` does not hold; rows of other files are kept.
+def undeleted(plan: BitmapPlan, words: Column) -> Column:
+    """True for a row (:data:`ROW_FILE_COLUMN`, :data:`ROW_POS_COLUMN`, and for a size table
+    :data:`ROW_SIZE_COLUMN`) whose position ``plan`` does not hold; rows of other files are kept.
 
     Args:
-        sizes: each bitmap file's size in bytes as Spark reports it (``_metadata.file_size``), checked by the
-            caller; without them (or for a few files) a row compares its path with every file's.
-        only_these: the rows come from the bitmap's files with words and no others, so a row's size slot
-            names its file: neither its size nor its path is compared (:meth:`SizeSlots.index`).
-        words: ``bitmap``'s words as a scalar subquery already made, with ``bitmap`` a :class:`BitmapPlan`
-            (kept between reads of the same delete files).
+        plan: the bitmap laid out for the plan (:func:`bitmap_plan`).
+        words: ``plan.words`` as a scalar subquery (``driver_rows.long_array_subquery`` or a kept one).
     """
-    plan = bitmap if isinstance(bitmap, BitmapPlan) else bitmap_plan(spark, bitmap, sizes, only_these=only_these)
-    if plan is None:
-        return F.lit(True)
-    words = words if words is not None else long_array_subquery(spark, plan.words)
-    index = plan.index(words)
-    bit = F.call_function("shiftright", F.get(words, index), F.expr(f"int({quoted(ROW_POS_COLUMN)} & 63)"))
+    bit = F.call_function("shiftright", F.get(words, plan.index(words)), F.expr(f"int({quoted(ROW_POS_COLUMN)} & 63)"))
     return F.coalesce(bit.bitwiseAND(1), F.lit(0)) == 0
 
 
@@ -140,7 +130,14 @@ class BitmapPlan:
 def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | None = None, *,
                 only_these: bool = False) -> BitmapPlan | None:
     """The words Spark gets for ``bitmap`` and how a row finds its own (:func:`undeleted`), None when no
-    file has a deleted position."""
+    file has a deleted position.
+
+    Args:
+        sizes: each bitmap file's size in bytes as Spark reports it (``_metadata.file_size``), checked by the
+            caller; without them (or for a few files) a row compares its path with every file's.
+        only_these: the rows come from the bitmap's files with words and no others, so a row's size slot
+            names its file: neither its size nor its path is compared (:meth:`SizeSlots.index`).
+    """
     live = [(f, base, length) for f, base, length in zip(bitmap.files, bitmap.bases, bitmap.lengths, strict=True) if length]
     if not live:
         return None
