@@ -121,17 +121,68 @@ def test_a_suspected_double_match_fails_only_when_confirmed(spark: SparkSession,
         observer.positions("matched twice", lambda: True)
 
 
+def _observed_merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records each MERGE that took the observed path (the positions it read from the metric)."""
+    observed: list[int] = []
+    positions = ObservedPositions.positions
+
+    def recorded(self: ObservedPositions, *args: Any) -> dict[str, np.ndarray]:
+        out = positions(self, *args)
+        observed.append(sum(len(v) for v in out.values()))
+        return out
+
+    monkeypatch.setattr(ObservedPositions, "positions", recorded)
+    return observed
+
+
 def test_observer_refuses_too_many_candidate_rows(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import floe.spark.row_level.observed_positions as op
 
     table = _table(spark, tmp_path / "wh")
     tasks = list(table.scan().plan_files())
     monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)
+    observed = _observed_merges(monkeypatch)
     assert ObservedPositions.for_tasks(spark, tasks, "test") is None  # 60 rows: the Spark write path takes it
-    source = spark.createDataFrame([(1, "x", 9.0)], SCHEMA)
+    assert ObservedPositions.for_tasks(spark, tasks, "test", rows=10) is not None  # 10 of them reach the job
+    # A source that may give other rows when read again: the whole target reaches the join, 60 rows.
+    source = spark.createDataFrame([(1, "x", 9.0)], SCHEMA).where(F.rand() >= 0)
     assert table.merge(source, on=["id"]).when_matched_update_all().execute()
     assert _rows(spark, table)[1] == ("x", 9.0)
     assert np.array([e.data_file.record_count for e in _delete_files(table)]).sum() == 1
+    assert observed == []
+
+
+def test_merge_source_matches_bound_the_observed_positions(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broadcast source's matches are counted before the join (merge_pruning.source_matched_rows): only
+    they reach it, so the observed path serves a table of more candidate rows than its bound."""
+    import floe.spark.row_level.observed_positions as op
+    from floe.spark.row_level import dml
+
+    table = _table(spark, tmp_path / "wh")
+    monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)
+    observed = _observed_merges(monkeypatch)
+    model = {i: (f"r{i % 3}", float(i)) for i in range(60)}
+    source = spark.createDataFrame([(3, "x", 30.5), (8, "y", 1.0), (70, "new", 7.0)], SCHEMA)
+    clauses = [
+        dml.MergeClause("matched", "update", values={"region": "s.region", "amount": "s.amount"}),
+        dml.MergeClause("not_matched", "insert", values={c: f"s.{c}" for c in ("id", "region", "amount")}),
+    ]
+    # The non-equality part of ON keeps id 8 unmatched (8.0 < 1.0 fails): it is inserted, not updated.
+    assert dml.merge_into(table, source, "t.id = s.id AND t.amount < s.amount", clauses)
+    model.update({3: ("x", 30.5), 70: ("new", 7.0)})
+    rows = floe.spark.read(spark, table.refresh()).collect()
+    assert sorted((r["id"], r["region"], r["amount"]) for r in rows) == sorted(
+        [(i, *v) for i, v in model.items()] + [(8, "y", 1.0)]
+    )
+    assert observed == [1]  # one matched target row, its position observed in the write's job
+
+    twice = spark.createDataFrame([(5, "a", 0.0), (5, "b", 0.0)], SCHEMA)
+    before = table.refresh().metadata.current_snapshot_id
+    with pytest.raises(ValidationError, match="MERGE_CARDINALITY_VIOLATION"):
+        table.merge(twice, on=["id"]).when_matched_update_all().execute()
+    assert table.refresh().metadata.current_snapshot_id == before
 
 
 def test_changes_after_changes_merge_each_files_earlier_deletes_on_the_driver(

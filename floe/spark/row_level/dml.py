@@ -36,7 +36,7 @@ from floe.spark.row_level.commits import (
     rewrite_distribution,
     row_delta_commit,
 )
-from floe.spark.row_level.merge_pruning import equi_keys, source_range_filter
+from floe.spark.row_level.merge_pruning import equi_keys, source_matched_rows, source_range_filter
 from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.row_level.position_deletes import per_file_granularity
 from floe.spark.runtime.call_sites import without_call_sites
@@ -452,6 +452,7 @@ def merge_into(
     target.createOrReplaceTempView(tv)
     source.createOrReplaceTempView(sv)
     props = {**_spark_properties(spark), **(snapshot_properties or {})}
+    views, cached = [tv, sv], []
     try:
         t_in, s_in = f"{quoted(t)}.{_TID} IS NOT NULL", f"{quoted(s)}.{_SRC} IS NOT NULL"
         presence = {"matched": f"{t_in} AND {s_in}", "not_matched": f"NOT ({t_in})", "not_matched_by_source": f"NOT ({s_in})"}
@@ -496,13 +497,24 @@ def merge_into(
             f"CASE WHEN {updated} THEN NULL ELSE {quoted(t)}.{ROW_SEQ_STORED} END AS {ROW_SEQ_STORED}",
         ]
         join_kind = "FULL OUTER" if by_source or not insert_only else "RIGHT OUTER"
-        join = f"{quoted(tv)} AS {quoted(t)} {join_kind} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
+        once = mor and positioned and not by_source and not insert_only
+        scanned, matched_rows = tv, None
+        if once and tasks:  # only matched target rows reach the join (merge_pruning.source_matched_rows)
+            reduced = source_matched_rows(spark, tv, sv, t, s, on, source)
+            if reduced is not None:
+                reduced = reduced.persist(StorageLevel.MEMORY_AND_DISK)
+                cached.append(reduced)
+                matched_rows = reduced.count()
+                scanned = f"__floe_merge_matched_{id(reduced):x}"
+                reduced.createOrReplaceTempView(scanned)
+                views.append(scanned)
+        join = f"{quoted(scanned)} AS {quoted(t)} {join_kind} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
         matched = [cl for cl in clauses if cl.match == "matched"]
         # As Spark: one unconditional matched DELETE cannot be ambiguous, so several matches are allowed.
         only_delete = len(matched) == 1 and matched[0].action == "delete" and matched[0].condition is None
-        if mor and positioned and not by_source and not insert_only:
+        if once:
             return _merge_on_read_once(
-                table, spark, tasks, snapshot_id, branch, props, what,
+                table, spark, tasks, snapshot_id, branch, props, what, matched_rows=matched_rows,
                 joined=spark.sql(
                     f"SELECT {', '.join(new_cols + lineage_cols)}, ({action}) AS {_ACTION}, {quoted(t)}.{_TID} AS {_TID}, "
                     f"{quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, {quoted(t)}.{ROW_POS_COLUMN} AS {_RPOS} "
@@ -555,8 +567,10 @@ def merge_into(
                         snapshot_properties=props, branch=branch, write_options=write_options)
         return True
     finally:
-        spark.catalog.dropTempView(tv)
-        spark.catalog.dropTempView(sv)
+        for view in views:
+            spark.catalog.dropTempView(view)
+        for frame in cached:
+            frame.unpersist()
 
 
 _ACTION, _RFILE, _RPOS, _CHANGED = "_floe_action", "_floe_rfile", "_floe_rpos", "_floe_changed"
@@ -595,13 +609,14 @@ def _matchable(
 def _merge_on_read_once(
     table: Table, spark: SparkSession, tasks: Sequence[FileScanTask], snapshot_id: int | None, branch: str | None,
     props: Mapping[str, str], what: str, *, joined: DataFrame, columns: list[str], check_cardinality: bool,
-    ids: Mapping[str, list[int]],
+    ids: Mapping[str, list[int]], matched_rows: int | None,
 ) -> bool:
     """A merge-on-read MERGE without ``NOT MATCHED BY SOURCE``: every row it needs has a source row, so the
     join (target scan included) runs once. When the driver may write the delete files, the new rows' write
     observes the matched target rows (one Spark job); otherwise the join goes into a cached frame of
     source-sized rows, and the deleted positions (grouped per target row, which checks the cardinality)
-    and the new rows come from it."""
+    and the new rows come from it. ``matched_rows``: how many target rows reach the join when known (the
+    source's matches alone, counted), which bounds the observed positions instead of the candidate rows."""
 
     def among(kinds: tuple[str, ...]) -> Column:
         wanted = [i for k in kinds for i in ids[k]]
@@ -610,7 +625,7 @@ def _merge_on_read_once(
     target_row = F.col(_TID).isNotNull()
     changed = target_row & among(("update", "delete"))
     new_rows = (target_row & among(("update",))) | (~target_row & among(("insert",)))
-    observer = _position_observer(table, spark, tasks, what)
+    observer = _position_observer(table, spark, tasks, what, matched_rows)
     if observer is not None:
         # One job: the new rows' write also gathers the deleted positions (floe.spark.row_level.observed_positions).
         observed = observer.observe(joined, F.col(_RFILE), F.col(_RPOS), target_row, changed)
@@ -675,13 +690,15 @@ def _cardinality_violation(what: str) -> str:
     return f"{what}: a target row matches more than one source row ({_CARDINALITY})"
 
 
-def _position_observer(table: Table, spark: SparkSession, tasks: Sequence[FileScanTask], what: str) -> ObservedPositions | None:
+def _position_observer(
+    table: Table, spark: SparkSession, tasks: Sequence[FileScanTask], what: str, rows: int | None = None
+) -> ObservedPositions | None:
     """An observer of the positions a merge-on-read change deletes, when the driver may write their delete
-    files (format v2, few candidate rows; the touched files' earlier file-scoped deletes are read and merged
-    on the driver after the job); else None."""
+    files (format v2, few candidate rows, or ``rows`` target rows known to reach the change; the touched
+    files' earlier file-scoped deletes are read and merged on the driver after the job); else None."""
     if not tasks or table.format_version >= 3:
         return None
-    return ObservedPositions.for_tasks(spark, tasks, what)
+    return ObservedPositions.for_tasks(spark, tasks, what, rows)
 
 
 def _merges_earlier_deletes(table: Table, tasks: Sequence[FileScanTask]) -> bool:

@@ -1,5 +1,5 @@
-"""The target files a MERGE source can match: a filter from the source's key ranges (Spark's dynamic
-partition pruning, done at planning time).
+"""The target files and rows a MERGE source can match: a filter from the source's key ranges (Spark's
+dynamic partition pruning, done at planning time), and the target rows a broadcast source matches.
 
 A MERGE without ``WHEN NOT MATCHED BY SOURCE`` never changes a target row that matches no source row, so
 target files that cannot hold a match need not be read. For each ``t.col = s.col`` conjunct of the ON
@@ -7,6 +7,11 @@ condition on a top-level target column of an ordered type, one aggregation over 
 column's min and max; ``col BETWEEN min AND max`` then prunes the scan by partition (days(ts) of a
 two-day source reads two days) and by file metrics. Equality never matches NULL, so a key column that is
 NULL in every source row means no target row can match.
+
+Such a MERGE's outer join also needs only the target rows some source row matches: with a source Spark
+broadcasts, one pass over the target (a semi join probing the source's hash table) keeps them, and the
+outer join shuffles those few rows instead of the whole target (bench/mor_rounds, a 1% MERGE into 2M rows:
+2M target rows shuffled with their file paths before, 20k after).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlglot
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import expressions as exp
@@ -35,7 +40,7 @@ from floe.spec.types import (
     TimestamptzType,
 )
 
-__all__ = ["equi_keys", "source_range_filter"]
+__all__ = ["equi_keys", "source_matched_rows", "source_range_filter"]
 
 # Types whose Spark order is Iceberg's and whose bounds convert exactly (floats left out: NaN = NaN in Spark).
 _ORDERED = (IntegerType, LongType, DateType, TimestampType, TimestamptzType, StringType, DecimalType)
@@ -104,3 +109,24 @@ def source_range_filter(
         # micros, days, text and integers: what Floe's literal conversion reads exactly for each type
         expr = and_(expr, greater_than_or_equal(f.name, lo), less_than_or_equal(f.name, hi))
     return expr
+
+
+def source_matched_rows(
+    spark: SparkSession, target_view: str, source_view: str, target_alias: str, source_alias: str, on: str,
+    source: DataFrame,
+) -> DataFrame | None:
+    """The rows of ``target_view`` some row of ``source_view`` matches on ``on`` (a left semi join), when Spark
+    broadcasts the source for it (its estimated size is under ``spark.sql.autoBroadcastJoinThreshold`` and
+    ``on`` has an equality to hash on); else None: a semi join that shuffles the target, or loops over
+    both, costs more than it saves. Also None when the source may give other rows when read again (a
+    non-deterministic plan), as the outer join reads it a second time, or when the plan cannot be asked
+    (Spark Connect)."""
+    jdf = getattr(source, "_jdf", None)
+    if jdf is None or not jdf.queryExecution().analyzed().deterministic():
+        return None
+    t, s = quoted(target_alias), quoted(source_alias)
+    rows = spark.sql(
+        f"SELECT {t}.* FROM {quoted(target_view)} AS {t} LEFT SEMI JOIN {quoted(source_view)} AS {s} ON {on}"
+    )
+    plan = rows._jdf.queryExecution().executedPlan().toString()
+    return rows if "BroadcastHashJoin" in plan and "LeftSemi" in plan else None

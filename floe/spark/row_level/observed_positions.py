@@ -11,8 +11,9 @@ local[2], a MERGE of 300k source rows into 2M: the cache, the grouping and the s
 0.7 s of 2.5).
 
 The metric holds a row's file as Spark's ``xxhash64`` of its path (the driver maps it back; planned files
-whose paths share a hash take the other way), so it stays small; it is taken only when the candidate data
-files hold at most :data:`DRIVER_POSITION_ROWS` rows, which bounds it.
+whose paths share a hash take the other way), so it stays small; it is taken only when at most
+:data:`DRIVER_POSITION_ROWS` target rows reach the join (the candidate files' rows, or the rows a MERGE
+source was counted to match), which bounds it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from floe.spark.scan.driver_rows import spark_xxhash64
 _CONNECT = object()  # a Connect Observation has no JVM object (_jo)
 __all__ = ["DRIVER_POSITION_ROWS", "ObservedPositions"]
 
-# Rows of the candidate data files up to which their deleted positions are observed and written on the
+# Target rows reaching a change up to which their deleted positions are observed and written on the
 # driver (each matched target row is about 30 bytes of metric; the set holds a row at most twice).
 DRIVER_POSITION_ROWS = 2_000_000
 # Seconds to wait for Spark's listener to hand over the metric after the job ended (it arrives within
@@ -50,10 +51,15 @@ class ObservedPositions:
         self._observation = Observation()
 
     @classmethod
-    def for_tasks(cls, spark: SparkSession, tasks: Sequence[FileScanTask], what: str) -> ObservedPositions | None:
-        """An observer for rows read from ``tasks`` (their file column holds the manifest's paths); None
-        when the tasks hold too many rows or two of their paths share a hash."""
-        if sum(t.data_file.record_count for t in tasks) > DRIVER_POSITION_ROWS:
+    def for_tasks(
+        cls, spark: SparkSession, tasks: Sequence[FileScanTask], what: str, rows: int | None = None
+    ) -> ObservedPositions | None:
+        """An observer for rows read from ``tasks`` (their file column holds the manifest's paths), of which
+        ``rows`` (default: every row of the tasks) reach the observed frame; None when that is too many
+        rows or two of the tasks' paths share a hash."""
+        if rows is None:
+            rows = sum(t.data_file.record_count for t in tasks)
+        if rows > DRIVER_POSITION_ROWS:
             return None
         paths = list(dict.fromkeys(t.data_file.file_path for t in tasks))
         hashes = spark_xxhash64(spark, paths)
