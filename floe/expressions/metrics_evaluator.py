@@ -13,13 +13,16 @@ old writers is ignored. Evaluation semantics match ``floe.expressions.evaluator`
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Mapping
+from typing import Any
 
-from floe.expressions.base import BooleanExpression
+from floe.expressions.base import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Or
 from floe.expressions.binding import bind
+from floe.expressions.predicates import EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual
 from floe.expressions.terms import BoundReference
 from floe.expressions.visitors import BoundPredicateVisitor, rewrite_not, visit
-from floe.serde.single_value import from_bytes
+from floe.serde.single_value import decoder_for, from_bytes
 from floe.spec.manifest import DataFile
 from floe.spec.schema import Schema
 from floe.spec.types import DateType, DoubleType, FloatType, IntegerType, LongType
@@ -242,10 +245,86 @@ class _MustMatch(_Metrics):
         return (isinstance(lo, str) and lo[:n] > value) or (isinstance(hi, str) and hi[:n] < value)
 
 
+# A data file's pruning test, compiled once per filter (planning runs it per manifest entry: a million
+# entries for a big table, where a visitor object and its dispatch per entry cost more than the metrics).
+_FileTest = Callable[[DataFile], bool]
+
+
+def _compiled_may_match(expr: BooleanExpression) -> _FileTest:
+    """``expr`` (bound, without Not) as _MayMatch evaluates it: comparisons, And and Or as closures over
+    the field id, bound decoder and literal; other predicates through the visitor."""
+    if isinstance(expr, AlwaysTrue):
+        return lambda f: True
+    if isinstance(expr, AlwaysFalse):
+        return lambda f: False
+    if isinstance(expr, And):
+        left, right = _compiled_may_match(expr.left), _compiled_may_match(expr.right)
+        return lambda f: left(f) and right(f)
+    if isinstance(expr, Or):
+        left, right = _compiled_may_match(expr.left), _compiled_may_match(expr.right)
+        return lambda f: left(f) or right(f)
+    term = getattr(expr, "term", None)
+    kinds = (LessThan, LessThanOrEqual, GreaterThan, GreaterThanOrEqual, EqualTo)
+    if not isinstance(expr, kinds) or not isinstance(term, BoundReference):
+        return lambda f: visit(expr, _MayMatch(f))
+    return _comparison(expr, term)
+
+
+def _comparison(
+    expr: LessThan | LessThanOrEqual | GreaterThan | GreaterThanOrEqual | EqualTo, term: BoundReference
+) -> _FileTest:
+    """One comparison's test: False when the file's values are all null or all NaN, or a bound proves no
+    value compares (NaN bounds ignored, as _MayMatch.lower/upper)."""
+    fid, ftype, value = term.field_id, term.field_type, expr.value
+    decode = decoder_for(ftype)
+    floating = isinstance(ftype, (FloatType, DoubleType))
+
+    def bound(raw: bytes | None) -> object | None:
+        if raw is None:
+            return None
+        try:
+            v = decode(raw)
+        except (struct.error, UnicodeDecodeError, ValueError):
+            v = from_bytes(ftype, raw)  # raises the one-line error naming the type and bytes
+        return None if floating and _is_nan(v) else v
+
+    lower_ok: Callable[[Any], bool] | None = None
+    upper_ok: Callable[[Any], bool] | None = None
+    if isinstance(expr, LessThan):
+        lower_ok = lambda lo: lo < value
+    elif isinstance(expr, LessThanOrEqual):
+        lower_ok = lambda lo: lo <= value
+    elif isinstance(expr, GreaterThan):
+        upper_ok = lambda hi: hi > value
+    elif isinstance(expr, GreaterThanOrEqual):
+        upper_ok = lambda hi: hi >= value
+    else:
+        lower_ok, upper_ok = (lambda lo: lo <= value), (lambda hi: hi >= value)
+
+    def test(f: DataFile) -> bool:
+        values = f.value_counts
+        if values and fid in values:
+            count = values[fid]
+            nulls, nans = f.null_value_counts, f.nan_value_counts
+            if (nulls and nulls.get(fid) == count) or (nans and nans.get(fid) == count):
+                return False  # comparisons never hold for null or NaN
+        if lower_ok is not None and f.lower_bounds:
+            lo = bound(f.lower_bounds.get(fid))
+            if lo is not None and not lower_ok(lo):
+                return False
+        if upper_ok is not None and f.upper_bounds:
+            hi = bound(f.upper_bounds.get(fid))
+            if hi is not None and not upper_ok(hi):
+                return False
+        return True
+
+    return test
+
+
 class InclusiveMetricsEvaluator:
     """May a data file contain rows matching a row filter?"""
 
-    __slots__ = ("expr", "include_empty_files")
+    __slots__ = ("_may_match", "expr", "include_empty_files")
 
     def __init__(
         self,
@@ -262,6 +341,7 @@ class InclusiveMetricsEvaluator:
         """
         self.expr = rewrite_not(bind(schema, row_filter, case_sensitive))
         self.include_empty_files = include_empty_files
+        self._may_match = _compiled_may_match(self.expr)
 
     def eval(self, data_file: DataFile) -> bool:
         """False only when the metrics prove no row of ``data_file`` matches."""
@@ -269,7 +349,7 @@ class InclusiveMetricsEvaluator:
             return self.include_empty_files
         if data_file.record_count < 0:
             return True  # unknown row count (some v1 writers)
-        return visit(self.expr, _MayMatch(data_file))
+        return self._may_match(data_file)
 
 
 class StrictMetricsEvaluator:

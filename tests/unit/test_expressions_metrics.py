@@ -362,3 +362,37 @@ def test_manifest_evaluator_all_null_and_nan_only_partitions() -> None:
 
 def test_manifest_evaluator_no_summaries_may_match() -> None:
     assert ManifestEvaluator(SPEC, SCHEMA, parse_filter("id = 1")).eval(manifest())
+
+
+# -- the compiled inclusive test answers as the visitor does -------------------------------------
+_METRIC_COLUMNS = {1: st.integers(-5, 5), 3: st.one_of(st.floats(-5, 5), st.just(math.nan))}
+
+
+@st.composite
+def _metrics_file(draw: st.DrawFn) -> DataFile:
+    count = draw(st.integers(1, 6))
+
+    def counts(most: int) -> dict[int, int] | None:
+        return draw(st.one_of(st.none(), st.dictionaries(st.sampled_from([1, 3]), st.integers(0, most), max_size=2)))
+
+    def bounds() -> dict[int, object] | None:
+        chosen = draw(st.lists(st.sampled_from([1, 3]), unique=True, max_size=2))
+        return {fid: draw(_METRIC_COLUMNS[fid]) for fid in chosen}
+
+    return data_file(count, values=counts(count), nulls=counts(count), nans=counts(count), lower=bounds(), upper=bounds())
+
+
+_COMPARISON = st.tuples(st.sampled_from(["id", "d"]), st.sampled_from(["<", "<=", ">", ">=", "=", "!=", "in"]),
+                        st.integers(-6, 6)).map(lambda t: f"{t[0]} in ({t[2]}, 0)" if t[1] == "in" else f"{t[0]} {t[1]} {t[2]}")
+
+
+@settings(max_examples=400, deadline=None)
+@given(f=_metrics_file(), parts=st.lists(_COMPARISON, min_size=1, max_size=3), joiner=st.sampled_from([" and ", " or "]),
+       negate=st.booleans())
+def test_compiled_inclusive_metrics_match_the_visitor(f: DataFile, parts: list[str], joiner: str, negate: bool) -> None:
+    from floe.expressions.metrics_evaluator import _MayMatch
+    from floe.expressions.visitors import visit
+
+    text = joiner.join(parts)
+    evaluator = InclusiveMetricsEvaluator(SCHEMA, parse_filter(f"not ({text})" if negate else text))
+    assert evaluator.eval(f) == visit(evaluator.expr, _MayMatch(f)), text
