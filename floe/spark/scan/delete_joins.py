@@ -84,7 +84,10 @@ DRIVER_DELETE_ROWS = 20_000
 # drops deleted rows by a bitmap in the plan (floe.spark.scan.position_bitmaps) instead of a join (measured on
 # local[2], a 2M-row read with 200k deleted, medians of 7: 1.39-1.56 s against 1.91-2.80 s joined, a clean
 # read of the same rows 0.7-0.8 s; pyarrow reads 1M delete rows, paths dictionary-encoded, in about 0.06 s).
-BITMAP_DELETE_ROWS = 1_000_000
+# The bitmap's size is bounded by MAX_BITMAP_WORDS whatever the rows; this bounds the driver's read of them
+# (10M rows: about 0.6 s and 150 MB, once per set of delete files). bench/mor_rounds after 50 rounds, 1.02M
+# delete rows in 53 files: the join read 2.2M rows in 3.0-3.2 s, the bitmap in 0.75 s (1.39 s when packed).
+BITMAP_DELETE_ROWS = 10_000_000
 # Data files with position deletes up to which a scan numbers them in the plan and keys their rows by
 # position and number in one long. Every row of the part looks its path up among the numbered files' (a
 # literal map: compared in turn, ~5 ns each for paths that share their folder), so they stay few.
