@@ -50,7 +50,8 @@ class ManifestPlanner:
         row_filter: an unbound filter expression.
         case_sensitive: whether column names in the filter match case-sensitively.
         threads: manifest reader threads.
-        processes: worker processes for plans over many manifests (0 or 1: none).
+        processes: worker processes for plans over many manifests (0 or 1: none); not when
+            ``stats_columns`` asks for metrics, which the workers do not return.
         location_of: maps a location in metadata to one FileIO can read (relocated fixture tables).
         stats_columns: None (the default) loads every column metric of the planned data files. A
             collection of field ids loads metrics only for those columns and the ones the row filter
@@ -98,6 +99,8 @@ class ManifestPlanner:
         self._stats: frozenset[int] | None = (
             None if stats_columns is None else frozenset(stats_columns) | referenced_field_ids(self._pruning.bound)
         )
+        # Worker processes return entries without column metrics: only for plans whose callers need none.
+        self._metrics_free = stats_columns is not None and not stats_columns
 
     @property
     def metrics(self) -> dict[str, int]:
@@ -151,7 +154,7 @@ class ManifestPlanner:
         return DeleteFileIndex(entries, self._specs, self._table)
 
     def _use_processes(self, data: ManifestGroup) -> bool:
-        return self._processes > 1 and len(data.manifests) >= MIN_MANIFESTS_FOR_PROCESSES
+        return self._processes > 1 and self._metrics_free and len(data.manifests) >= MIN_MANIFESTS_FOR_PROCESSES
 
     def data_entries(self, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
         """Live data entries of the given manifests that may match the filter, streamed."""
