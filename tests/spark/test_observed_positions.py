@@ -221,3 +221,13 @@ def test_changes_after_changes_merge_each_files_earlier_deletes_on_the_driver(
         assert all(e.data_file.referenced_data_file == t.data_file.file_path for e in t.deletes)
     assert sum(e.data_file.record_count for e in _delete_files(table)) == sum(
         t.data_file.record_count for t in tasks) - len(model)
+
+
+def test_paths_hash_as_spark_hashes_them(spark: SparkSession) -> None:
+    """The driver's hashes of paths (called one by one for a few, a query for many) are Spark's xxhash64."""
+    from floe.spark.scan import driver_rows
+
+    tricky = ["file:/tmp/a b/ü-漢字.parquet", "", "x" * 1000, "s3://bucket/p/00000-0-abc.parquet", "%20/é"]
+    for values in (tricky, tricky + [f"file:/w/data/{i:05d}.parquet" for i in range(driver_rows._DIRECT_HASHES)]):
+        expected = [r[0] for r in spark.createDataFrame([(v,) for v in values], "v string").select(F.xxhash64("v")).collect()]
+        assert driver_rows.spark_xxhash64(spark, values) == expected
