@@ -13,10 +13,12 @@ old writers is ignored. Evaluation semantics match ``floe.expressions.evaluator`
 from __future__ import annotations
 
 import math
+import operator
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from floe.errors import UnsupportedError
 from floe.expressions.base import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Or
 from floe.expressions.binding import bind
 from floe.expressions.predicates import EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual
@@ -276,7 +278,10 @@ def _comparison(
     """One comparison's test: False when the file's values are all null or all NaN, or a bound proves no
     value compares (NaN bounds ignored, as _MayMatch.lower/upper)."""
     fid, ftype, value = term.field_id, term.field_type, expr.value
-    decode = decoder_for(ftype)
+    try:
+        decode = decoder_for(ftype)
+    except UnsupportedError:  # no single-value form: the visitor decides as before
+        return lambda f: visit(expr, _MayMatch(f))
     floating = isinstance(ftype, (FloatType, DoubleType))
 
     def bound(raw: bytes | None) -> object | None:
@@ -288,18 +293,19 @@ def _comparison(
             v = from_bytes(ftype, raw)  # raises the one-line error naming the type and bytes
         return None if floating and _is_nan(v) else v
 
-    lower_ok: Callable[[Any], bool] | None = None
-    upper_ok: Callable[[Any], bool] | None = None
+    # (bound, literal) -> may a value compare: the lower bound for < and <=, the upper for > and >=, both for =
+    lower_ok: Callable[[Any, Any], bool] | None = None
+    upper_ok: Callable[[Any, Any], bool] | None = None
     if isinstance(expr, LessThan):
-        lower_ok = lambda lo: lo < value
+        lower_ok = operator.lt
     elif isinstance(expr, LessThanOrEqual):
-        lower_ok = lambda lo: lo <= value
+        lower_ok = operator.le
     elif isinstance(expr, GreaterThan):
-        upper_ok = lambda hi: hi > value
+        upper_ok = operator.gt
     elif isinstance(expr, GreaterThanOrEqual):
-        upper_ok = lambda hi: hi >= value
+        upper_ok = operator.ge
     else:
-        lower_ok, upper_ok = (lambda lo: lo <= value), (lambda hi: hi >= value)
+        lower_ok, upper_ok = operator.le, operator.ge
 
     def test(f: DataFile) -> bool:
         values = f.value_counts
@@ -310,11 +316,11 @@ def _comparison(
                 return False  # comparisons never hold for null or NaN
         if lower_ok is not None and f.lower_bounds:
             lo = bound(f.lower_bounds.get(fid))
-            if lo is not None and not lower_ok(lo):
+            if lo is not None and not lower_ok(lo, value):
                 return False
         if upper_ok is not None and f.upper_bounds:
             hi = bound(f.upper_bounds.get(fid))
-            if hi is not None and not upper_ok(hi):
+            if hi is not None and not upper_ok(hi, value):
                 return False
         return True
 

@@ -164,7 +164,10 @@ def test_merge_source_matches_bound_the_observed_positions(
     monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)
     observed = _observed_merges(monkeypatch)
     model = {i: (f"r{i % 3}", float(i)) for i in range(60)}
-    source = spark.createDataFrame([(3, "x", 30.5), (8, "y", 1.0), (70, "new", 7.0)], SCHEMA)
+    # Read from files, as MERGE sources mostly are: Spark knows their size and broadcasts them (a frame of
+    # Python rows has no size estimate, so Spark would not, and the MERGE would read the whole target).
+    spark.createDataFrame([(3, "x", 30.5), (8, "y", 1.0), (70, "new", 7.0)], SCHEMA).write.parquet(str(tmp_path / "src"))
+    source = spark.read.parquet(str(tmp_path / "src"))
     clauses = [
         dml.MergeClause("matched", "update", values={"region": "s.region", "amount": "s.amount"}),
         dml.MergeClause("not_matched", "insert", values={c: f"s.{c}" for c in ("id", "region", "amount")}),

@@ -128,5 +128,7 @@ def source_matched_rows(
     rows = spark.sql(
         f"SELECT {t}.* FROM {quoted(target_view)} AS {t} LEFT SEMI JOIN {quoted(source_view)} AS {s} ON {on}"
     )
-    plan = rows._jdf.queryExecution().executedPlan().toString()
-    return rows if "BroadcastHashJoin" in plan and "LeftSemi" in plan else None
+    # The semi join is the plan's topmost join; the target's and the source's own joins sit below it.
+    plan = str(rows._jdf.queryExecution().executedPlan().toString())
+    top = next((line for line in plan.splitlines() if "Join" in line), "")
+    return rows if "BroadcastHashJoin" in top and "LeftSemi" in top else None
