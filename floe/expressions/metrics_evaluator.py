@@ -27,7 +27,18 @@ from floe.expressions.visitors import BoundPredicateVisitor, rewrite_not, visit
 from floe.serde.single_value import decoder_for, from_bytes
 from floe.spec.manifest import DataFile
 from floe.spec.schema import Schema
-from floe.spec.types import DateType, DoubleType, FloatType, IntegerType, LongType
+from floe.spec.types import (
+    DateType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    TimestampNanoType,
+    TimestampType,
+    TimestamptzNanoType,
+    TimestamptzType,
+    TimeType,
+)
 
 __all__ = ["InclusiveMetricsEvaluator", "StrictMetricsEvaluator"]
 
@@ -327,10 +338,43 @@ def _comparison(
     return test
 
 
+# The part of the inclusive test the C manifest decoder runs on raw entries (floe/serde/_avro_native.c):
+# comparisons of columns whose single-value form is a little-endian integer of this many bytes.
+_PREFILTER_WIDTHS: dict[type, int] = {
+    IntegerType: 4, DateType: 4, LongType: 8, TimeType: 8, TimestampType: 8, TimestamptzType: 8,
+    TimestampNanoType: 8, TimestamptzNanoType: 8,
+}
+_PREFILTER_OPS: dict[type, str] = {
+    LessThan: "lt", LessThanOrEqual: "le", GreaterThan: "gt", GreaterThanOrEqual: "ge", EqualTo: "eq",
+}
+_TRUE_SPEC = ("true",)
+
+
+def _prefilter(expr: BooleanExpression) -> tuple[Any, ...]:
+    """``expr`` (bound, without Not) as a prefilter spec: ("and"|"or", a, b), ("cmp", field id, op, literal,
+    width), or ("true",) for what the C test cannot decide (it then keeps the file; the full test decides)."""
+    if isinstance(expr, (And, Or)):
+        left, right = _prefilter(expr.left), _prefilter(expr.right)
+        if isinstance(expr, Or):
+            return _TRUE_SPEC if _TRUE_SPEC in (left, right) else ("or", left, right)
+        if left == _TRUE_SPEC or right == _TRUE_SPEC:
+            return right if left == _TRUE_SPEC else left
+        return ("and", left, right)
+    op = _PREFILTER_OPS.get(type(expr))
+    term = getattr(expr, "term", None)
+    if op is None or not isinstance(term, BoundReference):
+        return _TRUE_SPEC
+    width = _PREFILTER_WIDTHS.get(type(term.field_type))
+    value = getattr(expr, "value", None)
+    if width is None or type(value) is not int or not -(1 << 63) <= value < (1 << 63):
+        return _TRUE_SPEC
+    return ("cmp", term.field_id, op, value, width)
+
+
 class InclusiveMetricsEvaluator:
     """May a data file contain rows matching a row filter?"""
 
-    __slots__ = ("_may_match", "expr", "include_empty_files")
+    __slots__ = ("_may_match", "expr", "include_empty_files", "prefilter")
 
     def __init__(
         self,
@@ -348,6 +392,10 @@ class InclusiveMetricsEvaluator:
         self.expr = rewrite_not(bind(schema, row_filter, case_sensitive))
         self.include_empty_files = include_empty_files
         self._may_match = _compiled_may_match(self.expr)
+        # What the manifest decoder can test before building entries (None: nothing): a file it drops is one
+        # eval() drops too; eval() still runs on every file it keeps.
+        spec = _prefilter(self.expr)
+        self.prefilter: tuple[Any, ...] | None = None if spec == _TRUE_SPEC else spec
 
     def eval(self, data_file: DataFile) -> bool:
         """False only when the metrics prove no row of ``data_file`` matches."""

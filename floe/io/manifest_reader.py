@@ -21,10 +21,11 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from floe.errors import FloeError
 from floe.io.fileio import FileIO
+from floe.serde.avro_decoder import InflatedContainer
 from floe.serde.manifest_avro import IdentityKey, read_manifest, read_manifest_header, read_manifest_list
 from floe.spec.manifest import ManifestContent, ManifestEntry, ManifestFile
 from floe.spec.partitioning import PartitionSpec
@@ -249,8 +250,10 @@ def read_entries(
     schema: Schema | None = None,
     stats_columns: Collection[int] | None = None,
     location_of: Locate | None = None,
-    data: bytes | None = None,
+    data: bytes | InflatedContainer | None = None,
     use_cache: bool = True,
+    prefilter: tuple[Any, ...] | None = None,
+    dropped: Callable[[int], None] | None = None,
 ) -> list[ManifestEntry]:
     """Every entry of ``manifest``, with inherited snapshot ids, sequence numbers and first row ids.
 
@@ -260,7 +263,9 @@ def read_entries(
         stats_columns: None keeps every column metric; field ids keep those columns' metrics only; empty,
             the metrics maps are skipped (None on the entries). Most of decoding is the metrics maps.
         location_of: maps the recorded location to a readable one.
-        data: the manifest's bytes when the caller fetched them already.
+        data: the manifest's bytes (or its inflated container) when the caller fetched them already.
+        prefilter: live entries whose metrics prove this (InclusiveMetricsEvaluator.prefilter) cannot match
+            are left out, and their number passed to ``dropped`` (not with the cache: it keeps every entry).
 
     Raises:
         NoSuchFileError: the manifest is missing.
@@ -268,7 +273,7 @@ def read_entries(
     """
     stats = None if stats_columns is None else frozenset(stats_columns)
     location = (location_of or _same)(manifest.manifest_path)
-    cache = manifest_cache(io).manifests if use_cache else None
+    cache = manifest_cache(io).manifests if use_cache and prefilter is None else None
     key = _entries_key(location, manifest, spec, schema, stats) if cache is not None else None
     if cache is not None:
         found = cache.get(key)
@@ -276,7 +281,10 @@ def read_entries(
             return list(found)
     if data is None:
         data = io.new_input(location).read_bytes()
-    entries = read_manifest(data, manifest_file=manifest, partition_spec=spec, schema=schema, stats_columns=stats)
+    entries = read_manifest(
+        data, manifest_file=manifest, partition_spec=spec, schema=schema, stats_columns=stats,
+        prefilter=prefilter, dropped=dropped,
+    )
     if cache is not None:
         cache.put(key, tuple(entries))
     return entries

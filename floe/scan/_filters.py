@@ -14,7 +14,7 @@ from floe.expressions.manifest_evaluator import ManifestEvaluator
 from floe.expressions.metrics_evaluator import InclusiveMetricsEvaluator
 from floe.expressions.parser import parse_filter
 from floe.expressions.residual import PartitionEvaluator, ResidualEvaluator
-from floe.spec.manifest import DataFile, ManifestFile
+from floe.spec.manifest import ManifestFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
 from floe.spec.types import StructType
@@ -75,9 +75,10 @@ def partition_evaluator(
     return ev.eval
 
 
-def metrics_evaluator(schema: Schema, expr: BooleanExpression, case_sensitive: bool) -> Callable[[DataFile], bool]:
-    """Whether a file's column metrics admit rows matching ``expr``."""
-    return InclusiveMetricsEvaluator(schema, expr, case_sensitive=case_sensitive).eval
+def metrics_evaluator(schema: Schema, expr: BooleanExpression, case_sensitive: bool) -> InclusiveMetricsEvaluator:
+    """Whether a file's column metrics admit rows matching ``expr`` (``eval``), and what of that the manifest
+    decoder tests itself (``prefilter``)."""
+    return InclusiveMetricsEvaluator(schema, expr, case_sensitive=case_sensitive)
 
 
 def residual_evaluator(

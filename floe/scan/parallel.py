@@ -1,6 +1,6 @@
 """Manifest reading in worker processes, for plans over many manifests.
 
-Decoding Avro manifests is pure-Python CPU work that threads cannot spread over cores (the GIL). For large
+Decoding Avro manifests and building entries is CPU work under the GIL, which threads cannot spread over cores. For large
 plans the planner hands batches of manifests to a process pool: each worker decodes and prunes its
 manifests (partition and metrics filters) and returns the surviving entries as plain tuples *without*
 column statistics (Iceberg's planFiles also drops them unless asked), which pickle cheaply; the parent
@@ -92,6 +92,7 @@ def _work(job: PlanJob, batch: Sequence[tuple[ManifestFile, str]]) -> list[_Row]
         specs_by_id=job.specs_by_id,
         schema=job.schema,
         location_of=lambda p: locations.get(p, p),
+        use_cache=False,  # a worker reads each manifest once; uncached, the decoder prefilters its entries
     )
     # Rows carry no column statistics: decode only the metrics the filter prunes with.
     group = pruning.prune_entries(group.ignore_deleted().select_stats(referenced_field_ids(pruning.bound)))

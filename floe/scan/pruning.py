@@ -72,9 +72,9 @@ class RowFilterPruning:
         self.bound = _filters.bind_filter(schema, row_filter, case_sensitive)
         self.trivial = isinstance(self.bound, AlwaysTrue)
         self._never = isinstance(self.bound, AlwaysFalse)
-        self.file_filter: Callable[[DataFile], bool] | None = (
-            None if self.trivial else _filters.metrics_evaluator(schema, row_filter, case_sensitive)
-        )
+        metrics = None if self.trivial else _filters.metrics_evaluator(schema, row_filter, case_sensitive)
+        self.file_filter: Callable[[DataFile], bool] | None = None if metrics is None else metrics.eval
+        self._metrics_prefilter = None if metrics is None else metrics.prefilter
         self._by_spec: dict[int, _SpecFilters] = {}
 
     def _for_spec(self, spec_id: int) -> _SpecFilters:
@@ -119,7 +119,9 @@ class RowFilterPruning:
         if self.trivial:
             return group
         group = group.filter_partitions(self.partition_filter)
-        return group if self.file_filter is None else group.filter_files(self.file_filter)
+        if self.file_filter is None:
+            return group
+        return group.filter_files(self.file_filter).prefilter_metrics(self._metrics_prefilter)
 
 
 def _cached(fn: Callable[[Partition], _T]) -> Callable[[Partition], _T]:

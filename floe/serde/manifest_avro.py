@@ -22,7 +22,16 @@ from decimal import Decimal
 from typing import Any, BinaryIO
 
 from floe.errors import FloeError, InvalidMetadataError, ValidationError
-from floe.serde.avro_decoder import Reader, compile_reader, iter_records, read_container
+from floe.serde.avro_decoder import (
+    InflatedContainer,
+    Plan,
+    Reader,
+    compile_plan,
+    compile_reader,
+    native_reader,
+    read_container,
+    read_records,
+)
 from floe.serde.avro_encoder import ContainerWriter
 from floe.serde.avro_schemas import manifest_list_schema
 from floe.serde.manifest_writer import ManifestWriter
@@ -216,7 +225,7 @@ def read_manifest_list(data: Source) -> list[ManifestFile]:
         metadata, blocks = read_container(fo)
         schema = json.loads(metadata["avro.schema"])
         read = compile_reader(schema)
-        records = [rec for block, count in blocks for rec in iter_records(read, block, count)]
+        records = [rec for block, count in blocks for rec in read_records(read, block, count)]
     except (ValueError, KeyError, EOFError, TypeError, IndexError, struct.error) as exc:
         raise InvalidMetadataError(f"cannot read manifest list {_describe(fo)}: {exc}") from exc
     n = _names_by_id(schema)
@@ -397,17 +406,26 @@ def iter_manifest(
 
 
 def read_manifest(
-    data: Source,
+    data: Source | InflatedContainer,
     *,
     manifest_file: ManifestFile | None = None,
     partition_spec: PartitionSpec | None = None,
     schema: Schema | None = None,
     stats_columns: Collection[int] | None = None,
+    prefilter: tuple[Any, ...] | None = None,
+    dropped: Callable[[int], None] | None = None,
 ) -> list[ManifestEntry]:
-    """Decode all entries of a manifest (see iter_manifest for the arguments)."""
+    """Decode all entries of a manifest (see iter_manifest for the arguments).
+
+    ``prefilter`` (InclusiveMetricsEvaluator.prefilter) lets the C decoder leave out live entries whose
+    metrics prove it cannot match; their number goes to ``dropped``. Without the C decoder nothing is left out.
+    """
     with _gc_paused():
         return list(
-            _entries(data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=False)
+            _entries(
+                data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=False,
+                prefilter=prefilter, dropped=dropped,
+            )
         )
 
 
@@ -416,32 +434,80 @@ _STATS_FIELD_IDS = (108, 109, 110, 137, 125, 128)
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(schema_text: str, stats_columns: frozenset[int] | None) -> Reader:
-    """Parse and compile a manifest writer schema once per (schema, projection): a table's manifests
-    share a handful of schemas, and compiling costs milliseconds."""
+def _compiled(
+    schema_text: str, stats_columns: frozenset[int] | None, prefilter: tuple[Any, ...] | None = None
+) -> Reader:
+    """Parse and compile a manifest writer schema once per (schema, projection, prefilter): a table's
+    manifests share a handful of schemas, and compiling costs milliseconds."""
     writer_schema = json.loads(schema_text)
     projection = None
     if stats_columns is not None:
         keep = stats_columns or None  # nothing to keep: skip the maps entirely
         projection = {fid: keep for fid in _STATS_FIELD_IDS}
+    if prefilter is not None:
+        plan = compile_plan(writer_schema, projection=projection, as_tuples=True)
+        positions = _prefilter_positions(writer_schema)
+        native = native_reader(plan, prefilter=prefilter, positions=positions, probe=_probe_plan(plan, positions))
+        if native is not None:
+            return native
     return compile_reader(writer_schema, projection=projection, as_tuples=True)
 
 
+# The positions the C prefilter reads (floe/serde/_avro_native.c, P_STATUS ... P_UPPER): entry fields
+# status and data_file, then data_file's record_count, value/null/NaN counts, lower and upper bounds.
+_PREFILTER_ENTRY_IDS = (0, 2)
+_PREFILTER_FILE_IDS = (103, 109, 110, 137, 125, 128)
+
+
+def _prefilter_positions(writer_schema: dict[str, Any]) -> tuple[int, ...]:
+    top = _positions_by_id(writer_schema)
+    df_field = _field_by_id(writer_schema, 2)
+    d = _positions_by_id(_unwrap(df_field["type"])) if df_field is not None else {}
+    return tuple(top.get(i, -1) for i in _PREFILTER_ENTRY_IDS) + tuple(d.get(i, -1) for i in _PREFILTER_FILE_IDS)
+
+
+def _skipped(plan: Plan) -> Plan:
+    return plan if plan[0] == "skip" else ("skip", plan)
+
+
+def _probe_plan(plan: Plan, positions: tuple[int, ...]) -> Plan | None:
+    """The entry plan with every field the prefilter does not read skipped (same positions; None when the
+    entry is not the record of tuples the prefilter expects)."""
+    status, data_file, *file_fields = positions
+    if plan[0] != "record" or not plan[3] or not 0 <= data_file < len(plan[2]):
+        return None
+    df_plan = plan[2][data_file]
+    if df_plan[0] != "record":
+        return None
+    kept = {p for p in file_fields if p >= 0}
+    df_fields = tuple(f if i in kept else _skipped(f) for i, f in enumerate(df_plan[2]))
+    fields = tuple(
+        ("record", df_plan[1], df_fields, df_plan[3]) if i == data_file else f if i == status else _skipped(f)
+        for i, f in enumerate(plan[2])
+    )
+    return ("record", plan[1], fields, plan[3])
+
+
 def _entries(
-    data: Source,
+    data: Source | InflatedContainer,
     manifest_file: ManifestFile | None,
     partition_spec: PartitionSpec | None,
     schema: Schema | None,
     stats_columns: Collection[int] | None,
     *,
     pause_gc_per_block: bool,
+    prefilter: tuple[Any, ...] | None = None,
+    dropped: Callable[[int], None] | None = None,
 ) -> Iterator[ManifestEntry]:
-    fo = _open(data)
+    fo = _open(b"" if isinstance(data, InflatedContainer) else data)
     try:
-        metadata, blocks = read_container(fo)
+        if isinstance(data, InflatedContainer):  # read and decompressed ahead by a prefetch thread
+            metadata, blocks = data.metadata, iter(data.blocks)
+        else:
+            metadata, blocks = read_container(fo)
         keep = None if stats_columns is None else frozenset(stats_columns)
         schema_text = metadata["avro.schema"]
-        read = _compiled(schema_text, keep)
+        read = _compiled(schema_text, keep, prefilter)
     except (ValueError, KeyError, EOFError) as exc:
         raise InvalidMetadataError(f"cannot read manifest {_describe(fo)}: {exc}") from exc
     build = _entry_builder(schema_text, metadata, manifest_file, partition_spec, schema, _describe(fo))
@@ -449,11 +515,14 @@ def _entries(
         for block, count in blocks:
             if pause_gc_per_block:
                 with _gc_paused():
-                    entries = [build(rec) for rec in iter_records(read, block, count)]
-                yield from entries
+                    records = read_records(read, block, count)
+                    entries = [build(rec) for rec in records]
             else:
-                for rec in iter_records(read, block, count):
-                    yield build(rec)
+                records = read_records(read, block, count)
+                entries = [build(rec) for rec in records]
+            if dropped is not None and len(records) < count:
+                dropped(count - len(records))
+            yield from entries
     except (ValueError, EOFError, TypeError, IndexError, struct.error) as exc:
         raise InvalidMetadataError(f"corrupt manifest {_describe(fo)}: {exc}") from exc
 

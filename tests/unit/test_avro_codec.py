@@ -1,4 +1,7 @@
-"""Floe's schema-compiled Avro decoder/encoder agree with fastavro (the reference codec)."""
+"""Floe's schema-compiled Avro decoder/encoder agree with fastavro (the reference codec).
+
+Every decoder test runs twice: with the C decoder (when the install compiled it) and with the Python readers
+(an install without a C compiler)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ import fastavro
 import pytest
 
 from floe.errors import UnsupportedError
-from floe.serde.avro_decoder import compile_reader, iter_records, read_container
+from floe.serde import avro_decoder
+from floe.serde.avro_decoder import compile_reader, iter_records, native_available, read_container
 from floe.serde.avro_encoder import ContainerWriter
 
 SCHEMA: dict[str, Any] = {
@@ -63,6 +67,15 @@ SCHEMA: dict[str, Any] = {
         },
     ],
 }
+
+@pytest.fixture(params=["native", "python"], autouse=True)
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "native" and not native_available():
+        pytest.skip("the C decoder was not compiled in this install")
+    if request.param == "python":
+        monkeypatch.setattr(avro_decoder, "_native", None)
+    return str(request.param)
+
 
 EDGE_LONGS = [0, 1, -1, 63, 64, -64, -65, 8191, 8192, 2**20, 2**21, 2**27, -(2**40), 2**63 - 1, -(2**63)]
 
