@@ -3,9 +3,10 @@
 Rows: id long, ts timestamp, category string, value double, from one cached DataFrame; ``ts`` spans 60
 days whatever ``--rows`` is, so the partitioned case always has 60 x 16 = 960 partitions. Cases:
 unpartitioned, and partitioned by day(ts) + bucket(16, id). Paths: ``table.append(df)`` (Spark's native
-Parquet writer + driver-side metadata, floe.spark.write.dataframe_write) and ``df.write.format("iceberg")`` (the Python
-data source, floe.spark.datasource.writer); ``append-arrow`` (opt-in) is ``table.append`` through the
-mapInArrow writers. Baselines, measured in the same run, interleaved with the paths, all with the
+Parquet writer + driver-side metadata, floe.spark.write.dataframe_write), ``save``:
+``df.write.format("iceberg").save(location)`` on the Floe-aware session (the same native writer), and
+``datasource`` (opt-in): the same call with ``spark.floe.transparent=false``, i.e. the Python data source
+(floe.spark.datasource.writer); ``append-arrow`` (opt-in) is ``table.append`` through the mapInArrow writers. Baselines, measured in the same run, interleaved with the paths, all with the
 table's codec (``--codec``, Iceberg's default zstd): ``parquet`` = ``df.write.parquet``
 unpartitioned (the issue's baseline) and, for the partitioned case, ``parquet-pb`` =
 ``df.write.partitionBy(day, bucket).parquet`` over the same cached DataFrame with both partition columns
@@ -14,7 +15,7 @@ time / path time; 1.0 = as fast as the baseline), and on Linux the median CPU se
 (with its finished child processes, e.g. Hadoop's ``chmod``) plus this driver: on a shared machine wall
 times swing with other processes' load, CPU seconds much less.
 
-    python3 bench/write.py [--rows 20000000] [--runs 5] [--paths append,append-arrow,datasource] [--distribution hash]
+    python3 bench/write.py [--rows 20000000] [--runs 5] [--paths append,save,append-arrow,datasource] [--distribution hash]
         [--codec zstd]
 """
 
@@ -49,7 +50,7 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--paths", default="append,datasource")
+    parser.add_argument("--paths", default="append,save")
     parser.add_argument("--cases", default="unpartitioned,partitioned")
     parser.add_argument("--distribution", default="", help="write.distribution-mode for partitioned tables")
     parser.add_argument("--master", default="local[2]")
@@ -63,6 +64,7 @@ def main() -> None:
     import floe.spark.datasource.provider
     import floe.write
     from floe.spark.runtime.configure import session
+    from floe.spark.runtime.transparent import TRANSPARENT_CONF
     from floe.spark.write.dataframe_write import distribution_mode
     from floe.spark.write.transforms import partition_column
     from floe.spec.partitioning import PartitionSpecBuilder
@@ -136,10 +138,22 @@ def main() -> None:
 
         return run
 
-    def datasource(partitioned: bool) -> Callable[[], None]:
+    def save(partitioned: bool) -> Callable[[], None]:
         def run() -> None:
             t = new_table(partitioned)
             df.write.format("iceberg").mode("append").save(t.location())
+            count_files("save", Path(t.location().removeprefix("file:")))
+
+        return run
+
+    def datasource(partitioned: bool) -> Callable[[], None]:
+        def run() -> None:
+            t = new_table(partitioned)
+            spark.conf.set(TRANSPARENT_CONF, "false")  # not Floe-aware: the Python data source writes
+            try:
+                df.write.format("iceberg").mode("append").save(t.location())
+            finally:
+                spark.conf.unset(TRANSPARENT_CONF)
             count_files("datasource", Path(t.location().removeprefix("file:")))
 
         return run
@@ -152,7 +166,7 @@ def main() -> None:
 
         return run
 
-    makers = {"append": append, "append-arrow": append_arrow, "datasource": datasource}
+    makers = {"append": append, "save": save, "append-arrow": append_arrow, "datasource": datasource}
     paths = [p for p in args.paths.split(",") if p]
     mode = distribution_mode(probe, {})
     print(

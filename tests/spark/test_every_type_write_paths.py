@@ -1,6 +1,7 @@
 """The spec's every type through every write path: the same two rows (one holding a value of each type, one
 of nulls) written by pyarrow (``table.append``), SQL ``INSERT ... SELECT``, ``writeTo().append()``,
-``format("iceberg").save`` by name and by path, and a streaming micro-batch, each read back equal to the
+``format("iceberg").save`` by name and by path (Floe's native writer) and by path through the Python data source
+(a session that is not Floe-aware), and a streaming micro-batch, each read back equal to the
 Arrow-written table by Floe's Arrow scan, by Spark and by PyIceberg."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 import floe
 from floe.catalog.base import Catalog
 from floe.io.arrow_schema import schema_to_arrow
+from floe.spark.runtime.transparent import TRANSPARENT_CONF
 from floe.table.table import Table
 
 pytestmark = pytest.mark.spark
@@ -42,6 +44,15 @@ def _sql_insert(spark: SparkSession, source: DataFrame, name: str, target: Table
         spark.catalog.dropTempView("every_type_source")
 
 
+def _datasource_save(spark: SparkSession, source: DataFrame, target: Table) -> None:
+    """The Python data source's writer: what ``save`` runs on a session that is not Floe-aware."""
+    spark.conf.set(TRANSPARENT_CONF, "false")
+    try:
+        source.write.format("iceberg").mode("append").save(target.location())
+    finally:
+        spark.conf.unset(TRANSPARENT_CONF)
+
+
 WRITERS: dict[str, Writer] = {
     "sql-insert": _sql_insert,
     "write-to": lambda spark, source, name, target, tmp: source.writeTo(name).append(),
@@ -49,6 +60,7 @@ WRITERS: dict[str, Writer] = {
     "save-by-path": lambda spark, source, name, target, tmp: (
         source.write.format("iceberg").mode("append").save(target.location())
     ),
+    "datasource-save-by-path": lambda spark, source, name, target, tmp: _datasource_save(spark, source, target),
     "stream": _stream,
 }
 

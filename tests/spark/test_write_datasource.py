@@ -1,7 +1,9 @@
-"""df.write.format("iceberg") (the Python data source's writer) and what pyspark 4.3 allows with it."""
+"""df.write.format("iceberg").save(location): on a Floe-aware session Floe's native writer, else the Python data
+source's writer (both run every test here), and what pyspark 4.3 allows with the data source."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +14,7 @@ from pyspark.sql import functions as F
 import floe
 import floe.spark.datasource.provider
 from floe.spark.runtime.configure import attach
+from floe.spark.runtime.transparent import TRANSPARENT_CONF
 from floe.spec.partitioning import PartitionSpecBuilder
 
 SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int32()), ("name", pa.string())])
@@ -24,9 +27,18 @@ def _rows(table: floe.Table) -> list[dict[str, object]]:
     return data.sort_by("id").to_pylist()
 
 
-@pytest.fixture
-def table(spark: SparkSession, tmp_path: Path) -> floe.Table:
+@pytest.fixture(params=["native", "datasource"])
+def table(spark: SparkSession, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[floe.Table]:
     attach(spark)
+    if request.param == "datasource":  # a session that is not Floe-aware: the Python data source writes
+        spark.conf.set(TRANSPARENT_CONF, "false")
+    try:
+        yield _partitioned_table(tmp_path)
+    finally:
+        spark.conf.unset(TRANSPARENT_CONF)
+
+
+def _partitioned_table(tmp_path: Path) -> floe.Table:
     cat = floe.load_catalog("h", type="hadoop", warehouse=str(tmp_path / "wh"))
     cat.create_namespace("db")
     t = cat.create_table("db.t", SCHEMA)

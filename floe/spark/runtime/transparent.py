@@ -35,7 +35,7 @@ from pyspark.sql.classic.dataframe import (
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-from floe.catalog.names import is_location, split_name
+from floe.catalog.names import is_location, load_table_by_name, split_name
 from floe.errors import (
     FloeError,
     NoSuchTableError,
@@ -44,7 +44,7 @@ from floe.errors import (
     ValidationError,
 )
 from floe.expressions.parser import parse_filter
-from floe.spark.runtime.configure import note_catalog_conf_change
+from floe.spark.runtime.configure import note_catalog_conf_change, session_config
 from floe.spark.runtime.connect import is_connect, refuse
 from floe.spark.runtime.connect_columns import column_sql, is_connect_column
 from floe.spark.runtime.sql_session import (
@@ -400,12 +400,14 @@ _OVERWRITE_OPTIONS = ("overwrite-mode", "overwrite-filter", "replacewhere")
 
 
 def _save(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = lambda w: w._df) -> Callable[..., Any]:
-    """``df.write.format("iceberg").save(name)`` on a Floe table: Spark's native writer, as ``writeTo`` writes.
+    """``df.write.format("iceberg").save(name or location)`` on a Floe table: Spark's native writer, as
+    ``writeTo`` writes.
 
     Modes as the ``iceberg`` data source has them: ``append``; ``overwrite`` replaces every row, the rows of
     ``overwrite-filter`` (``replaceWhere``), or with ``overwrite-mode=dynamic`` the partitions written;
-    ``errorifexists`` fails and ``ignore`` does nothing (the table exists). Locations and inline catalogs
-    (``catalog.*`` options) keep the data source.
+    ``errorifexists`` fails and ``ignore`` does nothing (the table exists). A location names a table folder
+    (a Hadoop-catalog table, or one Floe created there). Inline catalogs (``catalog.*`` options) keep the
+    data source.
     """
 
     @functools.wraps(original)
@@ -417,18 +419,19 @@ def _save(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = l
         target = path if path is not None else opts.get("path")
         fmt = (format or getattr(self, "_floe_format", None) or "").lower()
         inline = any(k.lower().startswith("catalog") for k in opts)
-        parts = (
-            _floe_table_name(spark, target)
-            if is_active(spark) and fmt in _FORMATS and isinstance(target, str) and not inline else None
-        )
-        if parts is None:
+        native = is_active(spark) and fmt in _FORMATS and not inline
+        parts = _floe_table_name(spark, target) if native and isinstance(target, str) else None
+        if parts is None and not (native and isinstance(target, str) and is_location(target)):
             if is_connect(spark) and fmt in _FORMATS:
                 raise refuse(f"df.write.format({fmt!r}).save of a location or with catalog options (the iceberg data source)")
             original(self, path, format, mode, partitionBy, **options)
             return
+        assert isinstance(target, str)
         how = (mode or getattr(self, "_floe_mode", None) or "errorifexists").lower()
-        table = _load(spark, parts)  # NoSuchTableError when it does not exist, as the data source
-        writer = FloeWriterV2(df, parts).options(
+        # NoSuchTableError when it does not exist, as the data source
+        table = _load(spark, parts) if parts is not None else load_table_by_name(target, config=session_config(spark))
+        label = _quoted(parts) if parts is not None else repr(target)
+        writer = FloeWriterV2(df, parts if parts is not None else (target,)).options(
             **{k: v for k, v in opts.items() if k.lower() not in (*_OVERWRITE_OPTIONS, "path")}
         )
         props = writer._snapshot_properties()  # refuses options Floe does not honour
@@ -445,7 +448,7 @@ def _save(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = l
                   overwrite_filter=None if kind == "dynamic" else flt, snapshot_properties=props or None,
                   options=write_opts)
         elif how in ("error", "errorifexists", "default"):
-            raise TableAlreadyExistsError(f"Table {_quoted(parts)} already exists (save mode {how})")
+            raise TableAlreadyExistsError(f"Table {label} already exists (save mode {how})")
         elif how != "ignore":
             raise ValidationError(f"Unknown save mode {how!r}: append, overwrite, ignore or errorifexists")
 
