@@ -29,6 +29,7 @@ typedef struct Node {
     int64_t *keep;           /* int-keyed maps: sorted keys to keep; NULL keeps every key */
     Py_ssize_t nkeep;
     PyObject *obj;           /* record: field names; enum: symbols; convert: the callable */
+    Py_ssize_t min_size;     /* the fewest bytes a value takes (bounds block counts by the bytes left) */
 } Node;
 
 typedef struct {
@@ -178,7 +179,40 @@ static Node *node_from_plan(PyObject *plan, int depth) {
     }
 done:
     if (ok != 0) { node_free(n); return NULL; }
+    switch (n->kind) {
+    case K_NULL: n->min_size = 0; break;
+    case K_FIXED: n->min_size = n->size; break;
+    case K_FLOAT: n->min_size = 4; break;
+    case K_DOUBLE: n->min_size = 8; break;
+    case K_CONVERT: case K_SKIP: n->min_size = n->children[0]->min_size; break;
+    case K_RECORD:
+        for (Py_ssize_t i = 0; i < n->nchildren; i++) n->min_size += n->children[i]->min_size;
+        break;
+    case K_INT_LONG_MAP: case K_INT_BYTES_MAP: n->min_size = 2; break;  /* as an item: key and value */
+    default: n->min_size = 1;  /* a varint, a length, a union index or a block count */
+    }
     return n;
+}
+
+/* The fewest bytes one item of an array or map block takes. */
+static Py_ssize_t item_min_size(const Node *n) {
+    switch (n->kind) {
+    case K_ARRAY: return n->children[0]->min_size;
+    case K_INT_LONG_MAP: case K_INT_BYTES_MAP: return 2;
+    case K_KV_MAP: return n->children[0]->min_size + n->children[1]->min_size;
+    default: return 1 + n->children[0]->min_size;  /* K_MAP: a string key's length, then the value */
+    }
+}
+
+/* A block of ``count`` items must fit in the bytes left; items that take no bytes (nulls) are capped, so a
+ * damaged or hostile count cannot make a decoder loop or allocate without end. */
+static int check_block(const Node *n, const Cursor *c, int64_t count) {
+    Py_ssize_t least = item_min_size(n);
+    if (least > 0 ? count > (c->len - c->pos) / least : count > (1 << 24)) {
+        PyErr_Format(PyExc_ValueError, "Avro block of %lld items cannot fit at byte %zd", (long long)count, c->pos);
+        return -1;
+    }
+    return 0;
 }
 
 /* -- primitives ------------------------------------------------------------------------------------- */
@@ -271,6 +305,7 @@ static int skip_blocks(const Node *n, Cursor *c) {
             c->pos += (Py_ssize_t)size;
             continue;
         }
+        if (check_block(n, c, count) < 0) return -1;
         for (int64_t i = 0; i < count; i++) {
             switch (n->kind) {
             case K_ARRAY:
@@ -410,6 +445,7 @@ static PyObject *decode_blocks(const Node *n, Cursor *c) {
         int64_t count;
         if (block_count(c, &count) < 0) goto fail;
         if (count == 0) return out;
+        if (check_block(n, c, count) < 0) goto fail;
         for (int64_t i = 0; i < count; i++)
             if (decode_item(n, c, out) < 0) goto fail;
     }
@@ -681,7 +717,9 @@ static int entry_may_match(const Filter *f, PyObject *rec, const Py_ssize_t *pat
     if (!PyTuple_Check(rec) || paths[P_DATA_FILE] >= PyTuple_GET_SIZE(rec)) return 1;
     if (paths[P_STATUS] >= 0 && paths[P_STATUS] < PyTuple_GET_SIZE(rec)) {
         PyObject *status = PyTuple_GET_ITEM(rec, paths[P_STATUS]);
-        if (PyLong_Check(status) && PyLong_AsLong(status) == 2) return 1;  /* deleted: not counted as pruned */
+        int overflow;
+        /* deleted entries are kept: planning does not count them as pruned */
+        if (PyLong_Check(status) && PyLong_AsLongLongAndOverflow(status, &overflow) == 2) return 1;
     }
     PyObject *df = PyTuple_GET_ITEM(rec, paths[P_DATA_FILE]);
     if (!PyTuple_Check(df) || paths[P_RECORD_COUNT] < 0 || paths[P_RECORD_COUNT] >= PyTuple_GET_SIZE(df)) return 1;
@@ -774,9 +812,10 @@ static PyObject *Program_records(Program *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t count;
     if (!PyArg_ParseTuple(args, "y*n:records", &view, &count)) return NULL;
-    if (count < 0) {
+    Py_ssize_t least = self->root->min_size;
+    if (count < 0 || (least > 0 ? count > view.len / least : count > (1 << 24))) {
         PyBuffer_Release(&view);
-        PyErr_Format(PyExc_ValueError, "negative Avro block count %zd", count);
+        PyErr_Format(PyExc_ValueError, "an Avro block of %zd bytes cannot hold %zd records", view.len, count);
         return NULL;
     }
     Cursor c = {view.buf, view.len, 0};

@@ -324,3 +324,20 @@ def test_plans_the_same_files_and_counts_with_and_without_the_c_decoder(
         manifest_avro._compiled.cache_clear()
     assert native == python
     assert native["id = 35"][1]["skipped_data_files"] > 0
+
+
+@needs_native
+def test_counts_that_cannot_fit_are_refused() -> None:
+    # A block count is the file's word; the bytes left bound it, and items of no bytes (nulls) are capped,
+    # so a hostile manifest cannot make the decoder loop or allocate without end.
+    nulls = compile_reader({"type": "array", "items": "null"})
+    huge = bytes([0xFE, 0xFF, 0xFF, 0xFF, 0x0F])  # zig-zag 2**31 - 1 items
+    with pytest.raises(ValueError, match="cannot fit"):
+        nulls(huge + b"\x00", 0)
+    longs = compile_reader({"type": "array", "items": "long"})
+    with pytest.raises(ValueError, match="cannot fit"):
+        longs(huge + b"\x02\x04\x00", 0)
+    record = compile_reader({"type": "record", "name": "r", "fields": [{"name": "a", "type": "long"}]})
+    with pytest.raises(ValueError, match="cannot hold"):
+        read_records(record, b"\x02\x04", 10**12)
+    assert read_records(record, b"\x02\x04", 2) == [{"a": 1}, {"a": 2}]
