@@ -18,7 +18,7 @@ SCRIPT = Path(__file__).with_name("programs") / "connect_features.py"
 _REFUSED = {
     "bucket_of_decimal": "bucket[4] of a decimal(9, 2) column",
     "data_source_option": "Read option(s) split-size",
-    "save_by_location": "save of a location",
+    "save_with_catalog_options": "save with catalog options",
     "stream_write": "A streaming write into an Iceberg table",
     "stream_read": "A streaming read of an Iceberg table",
 }

@@ -423,7 +423,8 @@ def _save(original: Callable[..., Any], frame_of: Callable[[Any], DataFrame] = l
         parts = _floe_table_name(spark, target) if native and isinstance(target, str) else None
         if parts is None and not (native and isinstance(target, str) and is_location(target)):
             if is_connect(spark) and fmt in _FORMATS:
-                raise refuse(f"df.write.format({fmt!r}).save of a location or with catalog options (the iceberg data source)")
+                raise refuse(f"df.write.format({fmt!r}).save with catalog options, or on a session Floe is not attached to "
+                             "(the iceberg data source)")
             original(self, path, format, mode, partitionBy, **options)
             return
         assert isinstance(target, str)

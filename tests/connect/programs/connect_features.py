@@ -97,7 +97,13 @@ step("bucket_of_string", lambda: rows(S("SELECT partition, record_count FROM lak
 refused("bucket_of_decimal", lambda: S("CREATE TABLE lake.db.bd USING iceberg PARTITIONED BY (bucket(4, d)) "
                                        "AS SELECT CAST(1.5 AS DECIMAL(9, 2)) AS d").collect())
 refused("data_source_option", lambda: spark.read.format("iceberg").option("split-size", "1024").load("lake.db.m"))
-refused("save_by_location", lambda: events.write.format("iceberg").mode("append").save(f"{warehouse}/db/e"))
+step("save_by_location", lambda: (
+    events.selectExpr("id + 100 AS id", "ts", "k AS kind", "CAST(NULL AS STRING) AS note")
+    .write.format("iceberg").mode("append").save(f"{warehouse}/db/e"),
+    rows(S("SELECT id, kind FROM lake.db.e WHERE id >= 100")))[1])
+refused("save_with_catalog_options", lambda: events.write.format("iceberg").mode("append")
+        .option("catalog-name", "inline").option("catalog.type", "sql")
+        .option("catalog.uri", f"sqlite:///{warehouse}/inline.db").save("db.x"))
 refused("stream_write", lambda: spark.readStream.format("rate").load().writeStream.toTable("lake.db.e"))
 refused("stream_read", lambda: spark.readStream.format("iceberg").load("lake.db.e"))
 print("RESULT " + json.dumps(out, default=str))
