@@ -8,14 +8,15 @@ boundaries; small pieces are then packed into groups whose weight approaches the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from floe.expressions.base import AlwaysTrue, BooleanExpression
+from floe.spec.fast_new import positional_constructor
 from floe.spec.manifest import DataFile, FileFormat, ManifestEntry
 from floe.spec.partitioning import PartitionSpec
 
-__all__ = ["CombinedScanTask", "FileScanTask", "pack_tasks", "split_task", "split_tasks"]
+__all__ = ["CombinedScanTask", "FileScanTask", "new_file_scan_task", "pack_tasks", "split_task", "split_tasks"]
 
 # Java also splits ORC and Avro; Floe's driver-side readers can read byte ranges of Parquet only, so
 # other formats stay whole (Spark's native Parquet scan does its own splitting anyway).
@@ -73,6 +74,13 @@ class FileScanTask:
             f"FileScanTask({self.data_file.file_path!r}, start={self.start}, length={self.length}, "
             f"deletes={len(self.deletes)}, residual={self.residual})"
         )
+
+
+# FileScanTask(data_file, data_sequence_number, deletes, residual, start, length, spec) for planning's
+# loops: a task refers to files, entries, an expression and a spec, none of which refer back to it.
+new_file_scan_task: Callable[
+    [DataFile, int, tuple[ManifestEntry, ...], BooleanExpression, int, int, PartitionSpec | None], FileScanTask
+] = positional_constructor(FileScanTask, acyclic=True)
 
 
 def _delete_bytes(f: DataFile) -> int:

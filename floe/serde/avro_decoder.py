@@ -644,8 +644,8 @@ def compile_plan(schema: Any, *, projection: Projection | None = None, as_tuples
     """The plan of an Avro writer schema (see ``Plan``); compile_reader's arguments."""
     try:
         return _Planner(projection, as_tuples).plan(schema)
-    except (KeyError, TypeError) as exc:
-        raise UnsupportedError(f"cannot compile Avro schema: {exc}") from exc
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a schema of the wrong shape: damaged
+        raise InvalidMetadataError(f"invalid Avro schema: {type(exc).__name__}: {exc}") from exc
 
 
 def compile_reader(

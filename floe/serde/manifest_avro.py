@@ -33,10 +33,14 @@ from floe.serde.avro_decoder import (
     read_records,
 )
 from floe.serde.avro_encoder import ContainerWriter
+
+try:
+    from floe.serde import _entries_native
+except ImportError:  # built at install where a C compiler is present (setup.py)
+    _entries_native = None  # type: ignore[assignment]
 from floe.serde.avro_schemas import manifest_list_schema
 from floe.serde.manifest_writer import ManifestWriter
 from floe.spec.manifest import (
-    DataFile,
     FileContent,
     FileFormat,
     ManifestContent,
@@ -44,6 +48,8 @@ from floe.spec.manifest import (
     ManifestEntryStatus,
     ManifestFile,
     PartitionFieldSummary,
+    new_data_file,
+    new_manifest_entry,
 )
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.schema import Schema
@@ -402,7 +408,8 @@ def iter_manifest(
     Raises:
         InvalidMetadataError: the bytes are not a manifest.
     """
-    return _entries(data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=True)
+    for block in _entry_blocks(data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=True):
+        yield from block
 
 
 def read_manifest(
@@ -420,13 +427,14 @@ def read_manifest(
     ``prefilter`` (InclusiveMetricsEvaluator.prefilter) lets the C decoder leave out live entries whose
     metrics prove it cannot match; their number goes to ``dropped``. Without the C decoder nothing is left out.
     """
+    out: list[ManifestEntry] = []
     with _gc_paused():
-        return list(
-            _entries(
-                data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=False,
-                prefilter=prefilter, dropped=dropped,
-            )
-        )
+        for block in _entry_blocks(
+            data, manifest_file, partition_spec, schema, stats_columns, pause_gc_per_block=False,
+            prefilter=prefilter, dropped=dropped,
+        ):
+            out += block  # a block at a time: a generator step per entry shows at a million entries
+    return out
 
 
 # Field ids of data_file's metrics maps (spec "Manifests": 108, 109, 110, 137, 125, 128).
@@ -488,7 +496,7 @@ def _probe_plan(plan: Plan, positions: tuple[int, ...]) -> Plan | None:
     return ("record", plan[1], fields, plan[3])
 
 
-def _entries(
+def _entry_blocks(
     data: Source | InflatedContainer,
     manifest_file: ManifestFile | None,
     partition_spec: PartitionSpec | None,
@@ -498,7 +506,8 @@ def _entries(
     pause_gc_per_block: bool,
     prefilter: tuple[Any, ...] | None = None,
     dropped: Callable[[int], None] | None = None,
-) -> Iterator[ManifestEntry]:
+) -> Iterator[list[ManifestEntry]]:
+    """The manifest's entries, one list per Avro block."""
     fo = _open(b"" if isinstance(data, InflatedContainer) else data)
     try:
         if isinstance(data, InflatedContainer):  # read and decompressed ahead by a prefetch thread
@@ -516,14 +525,14 @@ def _entries(
             if pause_gc_per_block:
                 with _gc_paused():
                     records = read_records(read, block, count)
-                    entries = [build(rec) for rec in records]
+                    entries = build(records)
             else:
                 records = read_records(read, block, count)
-                entries = [build(rec) for rec in records]
+                entries = build(records)
             if dropped is not None and len(records) < count:
                 dropped(count - len(records))
-            yield from entries
-    except (ValueError, EOFError, TypeError, IndexError, struct.error) as exc:
+            yield entries
+    except (ValueError, EOFError, TypeError, IndexError, KeyError, struct.error) as exc:
         raise InvalidMetadataError(f"corrupt manifest {_describe(fo)}: {exc}") from exc
 
 
@@ -551,9 +560,9 @@ def _entry_builder(
     spec: PartitionSpec | None,
     schema: Schema | None,
     where: str,
-) -> Callable[[tuple[Any, ...]], ManifestEntry]:
-    """A function from a decoded manifest_entry record (a tuple in writer-schema field order) to a
-    ManifestEntry for this manifest: the cached code for its writer schema, bound to its inherited values."""
+) -> BlockBuilder:
+    """A function from a block's decoded manifest_entry records (tuples in writer-schema field order) to
+    ManifestEntries of this manifest: the cached code for its writer schema, bound to its inherited values."""
     try:
         make_build = _entry_builder_factory(schema_text, IdentityKey(spec), IdentityKey(schema))
     except _NotAManifestError as exc:
@@ -594,14 +603,24 @@ class IdentityKey:
         return isinstance(other, IdentityKey) and other.obj is self.obj
 
 
+# A block's decoded records -> its entries.
+BlockBuilder = Callable[[list[tuple[Any, ...]]], list[ManifestEntry]]
+# (spec id, inherited snapshot id, manifest sequence number, [next first row id]) -> a BlockBuilder
+MakeBlockBuilder = Callable[[int, int | None, int | None, list[int | None]], BlockBuilder]
+
+# The record positions floe/serde/_entries_native.c reads (its L_* order): manifest_entry fields by id,
+# then data_file fields by id.
+_NATIVE_ENTRY_IDS = (0, 2, 1, 3, 4)
+_NATIVE_FILE_IDS = (134, 100, 101, 102, 103, 104, 108, 109, 110, 137, 125, 128, 131, 132, 135, 140, 142, 143, 144, 145)
+
+
 @functools.lru_cache(maxsize=64)
-def _entry_builder_factory(
-    schema_text: str, spec_key: IdentityKey, schema_key: IdentityKey
-) -> Callable[[int, int | None, int | None, list[int | None]], Callable[[tuple[Any, ...]], ManifestEntry]]:
-    """Generate, once per (writer schema, spec, table schema), the code that turns records into entries
-    (generating and compiling it costs ~0.5 ms, as much as decoding a small manifest). The result takes the
-    manifest's own values: spec id, inherited snapshot id and sequence number, and a one-element list
-    holding the next first row id to inherit (advanced as entries are built)."""
+def _entry_builder_factory(schema_text: str, spec_key: IdentityKey, schema_key: IdentityKey) -> MakeBlockBuilder:
+    """Make, once per (writer schema, spec, table schema), what turns records into entries: the C builder
+    (floe/serde/_entries_native.c) when it was built and the maps need no conversion, else Python code
+    generated for the schema (generating and compiling it costs ~0.5 ms, as much as decoding a small
+    manifest). The result takes the manifest's own values: spec id, inherited snapshot id and sequence
+    number, and a one-element list holding the next first row id to inherit (advanced as entries are built)."""
     spec: PartitionSpec | None = spec_key.obj  # type: ignore[assignment]
     schema: Schema | None = schema_key.obj  # type: ignore[assignment]
     writer_schema = json.loads(schema_text)
@@ -619,16 +638,32 @@ def _entry_builder_factory(
     read_partition = _partition_reader(part_record, spec, schema)
 
     ns: dict[str, Any] = {
-        "status_of": _STATUS,
-        "content_of": _CONTENT,
+        # by code: a damaged code is a KeyError, where a tuple would take -1 as the last member
+        "status_of": dict(enumerate(_STATUS)),
+        "content_of": dict(enumerate(_CONTENT)),
         "formats": _FORMATS,
         "file_format": FileFormat,
         "DATA": FileContent.DATA,
         "added": ManifestEntryStatus.ADDED,
-        "new_df": DataFile,
-        "new_entry": ManifestEntry,
+        "new_df": new_data_file,
+        "new_entry": new_manifest_entry,
         "read_partition": read_partition,
     }
+
+    converted = [fid for fid in _STATS_FIELD_IDS if fid in d and _map_reader(_field_by_id(df_schema, fid))]
+    if _entries_native is not None and not converted:
+        layout = tuple(top.get(i, -1) for i in _NATIVE_ENTRY_IDS) + tuple(d.get(i, -1) for i in _NATIVE_FILE_IDS)
+        native = _entries_native.Builder(
+            layout, _STATUS, _CONTENT, FileContent.DATA, ManifestEntryStatus.ADDED, _FORMATS, FileFormat,
+            read_partition, new_data_file, new_manifest_entry,
+        )
+
+        def make_native(
+            spec_id: int, inherited_snapshot: int | None, manifest_seq: int | None, next_row_id: list[int | None]
+        ) -> BlockBuilder:
+            return lambda records: native.build(records, spec_id, inherited_snapshot, manifest_seq, next_row_id)
+
+        return make_native
 
     def fx(fid: int) -> str:  # data_file field by id
         return f"f[{d[fid]}]" if fid in d else "None"
@@ -685,10 +720,10 @@ def make_build(spec_id, inherited_snapshot, manifest_seq, next_row_id):
             spec_id, first_row_id, {fx(143)}, {fx(144)}, {fx(145)},
         )
         return new_entry(status, snap, seq, fseq, data_file)
-    return build
+    def build_block(records):
+        return [build(rec) for rec in records]
+    return build_block
 """
     exec(src, ns)  # noqa: S102 - source built above from fixed templates and integer positions only
-    make_build: Callable[
-        [int, int | None, int | None, list[int | None]], Callable[[tuple[Any, ...]], ManifestEntry]
-    ] = ns["make_build"]
+    make_build: MakeBlockBuilder = ns["make_build"]
     return make_build

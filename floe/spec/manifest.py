@@ -8,9 +8,12 @@ floe.serde.single_value.decode_bounds).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
 from typing import Any
+
+from floe.spec.fast_new import positional_constructor
 
 __all__ = [
     "POSITION_DELETE_FILE_PATH_ID",
@@ -141,6 +144,14 @@ class ManifestEntry:
     def with_changes(self, **changes: Any) -> ManifestEntry:
         """A copy with some attributes replaced."""
         return replace(self, **changes)
+
+
+# Positional constructors for manifest decoding (every field, in declaration order): entries and files hold
+# values only (numbers, strings, bytes, tuples and maps of them), so no cycle can pass through them.
+new_data_file: Callable[..., DataFile] = positional_constructor(DataFile, acyclic=True)
+new_manifest_entry: Callable[
+    [ManifestEntryStatus, int | None, int | None, int | None, DataFile], ManifestEntry
+] = positional_constructor(ManifestEntry, acyclic=True)
 
 
 @dataclass(frozen=True, slots=True)

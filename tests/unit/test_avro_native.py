@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import shutil
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _exact import exact
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,17 +41,6 @@ def test_the_c_decoder_is_built_where_a_compiler_is() -> None:
     # compiler must not silently fall back to the slower decoder.
     if shutil.which("cc") or shutil.which("gcc"):
         assert native_available()
-
-
-def _comparable(v: Any) -> Any:
-    """Values with floats as their bits (NaN == NaN), for exact comparison of the two decoders."""
-    if isinstance(v, float):
-        return ("float", struct.pack("<d", v)) if not math.isnan(v) else ("nan",)
-    if isinstance(v, dict):
-        return {k: _comparable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return type(v)(_comparable(x) for x in v)
-    return v
 
 
 def _avro_files(*roots: Path) -> Iterator[Path]:
@@ -92,7 +80,7 @@ def test_fixture_files_decode_the_same(java_tables: Path, metadata_fixtures: Pat
         for projection in projections:
             for as_tuples in (False, True):
                 native, python = _decode_both(data, projection, as_tuples)
-                assert _comparable(native) == _comparable(python), (path, projection)
+                assert exact(native) == exact(python), (path, projection)
                 decoded += len(native)
     assert decoded > 1000
 

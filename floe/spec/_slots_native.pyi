@@ -1,0 +1,6 @@
+# Types of floe/spec/_slots_native.c, built at install when a C compiler is present.
+from typing import Any
+
+class Constructor:
+    def __init__(self, cls: type[Any], slots: tuple[str, ...], acyclic: bool = False) -> None: ...
+    def __call__(self, *values: Any) -> Any: ...
