@@ -117,54 +117,44 @@ def main() -> None:
     pre.count()
     files: dict[str, int] = {}
 
-    def count_files(key: str, root: Path) -> None:
-        files[key] = sum(1 for _ in root.rglob("*.parquet"))
+    # Each path prepares untimed (a new table: Hadoop-catalog metadata writes that are not the write's) and
+    # returns the call to time and the folder it writes.
+    Prepare = Callable[[], tuple[Callable[[], None], Path]]
 
-    def baseline(frame: object, key: str, parts: list[str]) -> Callable[[], None]:
-        def run() -> None:
+    def baseline(frame: object, parts: list[str]) -> Prepare:
+        def prepare() -> tuple[Callable[[], None], Path]:
             out = tmp / f"plain{next(counter)}"
-            writer = frame.write.option("compression", args.codec)  # type: ignore[attr-defined]
-            (writer.partitionBy(*parts) if parts else writer).parquet(str(out))
-            count_files(key, out)
-            shutil.rmtree(out, ignore_errors=True)
 
-        return run
+            def run() -> None:
+                writer = frame.write.option("compression", args.codec)  # type: ignore[attr-defined]
+                (writer.partitionBy(*parts) if parts else writer).parquet(str(out))
 
-    def append(partitioned: bool) -> Callable[[], None]:
-        def run() -> None:
+            return run, out
+
+        return prepare
+
+    def on_table(partitioned: bool, write: Callable[[floe.Table], None]) -> Prepare:
+        def prepare() -> tuple[Callable[[], None], Path]:
             t = new_table(partitioned)
-            t.append(df)
-            count_files("append", Path(t.location().removeprefix("file:")))
+            return (lambda: write(t)), Path(t.location().removeprefix("file:"))
 
-        return run
+        return prepare
 
-    def save(partitioned: bool) -> Callable[[], None]:
-        def run() -> None:
-            t = new_table(partitioned)
+    def append(t: floe.Table) -> None:
+        t.append(df)
+
+    def save(t: floe.Table) -> None:
+        df.write.format("iceberg").mode("append").save(t.location())
+
+    def datasource(t: floe.Table) -> None:
+        spark.conf.set(TRANSPARENT_CONF, "false")  # not Floe-aware: the Python data source writes
+        try:
             df.write.format("iceberg").mode("append").save(t.location())
-            count_files("save", Path(t.location().removeprefix("file:")))
+        finally:
+            spark.conf.unset(TRANSPARENT_CONF)
 
-        return run
-
-    def datasource(partitioned: bool) -> Callable[[], None]:
-        def run() -> None:
-            t = new_table(partitioned)
-            spark.conf.set(TRANSPARENT_CONF, "false")  # not Floe-aware: the Python data source writes
-            try:
-                df.write.format("iceberg").mode("append").save(t.location())
-            finally:
-                spark.conf.unset(TRANSPARENT_CONF)
-            count_files("datasource", Path(t.location().removeprefix("file:")))
-
-        return run
-
-    def append_arrow(partitioned: bool) -> Callable[[], None]:
-        def run() -> None:
-            t = new_table(partitioned)
-            floe.write.write(t, df, options={"write-path": "arrow"})  # mapInArrow + pyarrow writers
-            count_files("append-arrow", Path(t.location().removeprefix("file:")))
-
-        return run
+    def append_arrow(t: floe.Table) -> None:
+        floe.write.write(t, df, options={"write-path": "arrow"})  # mapInArrow + pyarrow writers
 
     makers = {"append": append, "save": save, "append-arrow": append_arrow, "datasource": datasource}
     paths = [p for p in args.paths.split(",") if p]
@@ -175,23 +165,27 @@ def main() -> None:
     )
     for case in args.cases.split(","):
         partitioned = case == "partitioned"
-        fns = {"parquet": baseline(df, "parquet", [])}
+        fns = {"parquet": baseline(df, [])}
         if partitioned:
-            fns["parquet-pb"] = baseline(pre, "parquet-pb", ["p0", "p1"])
-        fns.update({p: makers[p](partitioned) for p in paths})
-        for fn in fns.values():
-            fn()  # warm-up
+            fns["parquet-pb"] = baseline(pre, ["p0", "p1"])
+        fns.update({p: on_table(partitioned, makers[p]) for p in paths})
+        for prepare in fns.values():
+            prepare()[0]()  # warm-up
         times: dict[str, list[float]] = {k: [] for k in fns}
         cpus: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(args.runs):
-            for k, fn in fns.items():
+            for k, prepare in fns.items():
+                run, out = prepare()
                 c0 = cpu_now()
                 t0 = time.perf_counter()
-                fn()
+                run()
                 times[k].append(time.perf_counter() - t0)
                 c1 = cpu_now()
                 if c0 is not None and c1 is not None:
                     cpus[k].append(c1 - c0)
+                files[k] = sum(1 for _ in out.rglob("*.parquet"))
+                if k.startswith("parquet"):
+                    shutil.rmtree(out, ignore_errors=True)
 
         def cpu(k: str, cpus: dict[str, list[float]] = cpus) -> str:
             return f" cpu {statistics.median(cpus[k]):6.2f}s" if cpus[k] else ""
