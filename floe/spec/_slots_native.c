@@ -75,22 +75,28 @@ static PyObject *Constructor_new(PyTypeObject *type, PyObject *args, PyObject *k
     self->count = n;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyTuple_GET_ITEM(slots, i);
-        PyObject *descr = PyUnicode_Check(name) ? _PyType_Lookup(t, name) : NULL;
-        /* Each name must be one of the class's own object slots: a member descriptor of an object field
-           inside the instance. */
-        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        /* Each name must be one of the class's object slots: a member descriptor (what the class attribute
+           of a slot is) of an object field inside the instance. */
+        PyObject *descr = PyUnicode_Check(name) ? PyObject_GetAttr(cls, name) : NULL;
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)
+            || !PyType_IsSubtype(t, PyDescr_TYPE(descr))) {
+            Py_XDECREF(descr);
+            PyErr_Clear();
             PyErr_Format(PyExc_TypeError, "%R is not a slot of %s", name, t->tp_name);
             Py_DECREF(self);
             return NULL;
         }
         PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || member->offset < (Py_ssize_t)sizeof(PyObject)
-            || member->offset + (Py_ssize_t)sizeof(PyObject *) > t->tp_basicsize) {
+        Py_ssize_t offset = member->offset;
+        int object_slot = member->type == T_OBJECT_EX && !(member->flags & READONLY);
+        Py_DECREF(descr); /* the class keeps it */
+        if (!object_slot || offset < (Py_ssize_t)sizeof(PyObject)
+            || offset + (Py_ssize_t)sizeof(PyObject *) > t->tp_basicsize) {
             PyErr_Format(PyExc_TypeError, "%R is not an object slot of %s", name, t->tp_name);
             Py_DECREF(self);
             return NULL;
         }
-        self->offsets[i] = member->offset;
+        self->offsets[i] = offset;
     }
     Py_INCREF(cls);
     self->cls = t;
