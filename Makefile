@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast test-slow test-install bench lint clean
 
-$(STAMP): pyproject.toml setup.py floe/serde/_avro_native.c floe/serde/_entries_native.c floe/spec/_slots_native.c
+$(STAMP): pyproject.toml setup.py floe/serde/_avro_native.c floe/serde/_entries_native.c floe/serde/_inflate_native.c floe/spec/_slots_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test]"

@@ -55,6 +55,10 @@ try:  # the C decoder (floe/serde/_avro_native.c), compiled at install where a C
     from floe.serde import _avro_native as _native
 except ImportError:  # pragma: no cover - depends on the install
     _native = None  # type: ignore[assignment]
+try:  # framing and inflating a whole container without the GIL (floe/serde/_inflate_native.c, needs zlib)
+    from floe.serde import _inflate_native
+except ImportError:
+    _inflate_native = None  # type: ignore[assignment]
 
 __all__ = [
     "InflatedContainer",
@@ -727,6 +731,16 @@ def read_container(fo: BinaryIO) -> tuple[dict[str, Any], Iterator[tuple[bytes, 
         EOFError: the file ends inside the header or a block.
     """
     start = fo.tell()
+    metadata, sync = _header(fo)
+    codec = metadata.get("avro.codec", "null")
+    if codec not in _FRAMED_HERE:
+        fo.seek(start)
+        return _fastavro_container(fo)
+    return metadata, _blocks(fo, sync, inflate=codec == "deflate")
+
+
+def _header(fo: BinaryIO) -> tuple[dict[str, Any], bytes]:
+    """An Avro container's header metadata and sync marker; ``fo`` is left at the first block."""
     if fo.read(len(_MAGIC)) != _MAGIC:
         raise ValueError("not an Avro object container file (bad magic bytes)")
     raw: dict[str, bytes] = {}
@@ -740,12 +754,7 @@ def read_container(fo: BinaryIO) -> tuple[dict[str, Any], Iterator[tuple[bytes, 
             raw[key] = _exact(fo, _stream_long(fo))
         count = _stream_long(fo)
     sync = _exact(fo, _SYNC_SIZE)
-    metadata = {k: v.decode() for k, v in raw.items()}
-    codec = metadata.get("avro.codec", "null")
-    if codec not in _FRAMED_HERE:
-        fo.seek(start)
-        return _fastavro_container(fo)
-    return metadata, _blocks(fo, sync, inflate=codec == "deflate")
+    return {k: v.decode() for k, v in raw.items()}, sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -763,8 +772,26 @@ def inflate_container(data: bytes) -> InflatedContainer:
     Raises:
         ValueError, EOFError: as read_container.
     """
+    if _inflate_native is not None:  # framed and inflated in one call that lets go of the GIL
+        whole = _inflate_native.container(data)
+        if whole is not None:
+            return InflatedContainer(*whole)
     metadata, blocks = read_container(io.BytesIO(data))
     return InflatedContainer(metadata, tuple(blocks))
+
+
+def read_inflated(path: str) -> InflatedContainer | None:
+    """The local file ``path`` read and inflated in one call without the GIL (prefetch threads), or None
+    without the C extension or for a codec it does not frame.
+
+    Raises:
+        OSError: as ``open`` raises (FileNotFoundError for a missing file).
+        ValueError, EOFError: as read_container.
+    """
+    if _inflate_native is None:
+        return None
+    whole = _inflate_native.read_file(path)
+    return None if whole is None else InflatedContainer(*whole)
 
 
 def _blocks(fo: BinaryIO, sync: bytes, *, inflate: bool) -> Iterator[tuple[bytes, int]]:

@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -54,6 +55,27 @@ def test_driver_and_workers_import_the_installed_floe(spark: SparkSession) -> No
     for module_file, python in workers:  # not a zip shipped from a source tree
         assert str(Path(module_file).resolve()).startswith(prefix), module_file
         assert Path(python).parent == Path(sys.executable).parent  # this venv's python (both link to one base)
+
+
+def test_a_clean_install_builds_the_c_extensions() -> None:
+    # setup.py marks them optional: an install without a compiler goes on without them, one with a
+    # compiler must not silently plan with the slower Python code.
+    import shutil
+
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler here")
+    from floe.serde import _avro_native, _entries_native
+    from floe.spec import _slots_native
+
+    modules: list[Any] = [_avro_native, _entries_native, _slots_native]
+    if Path("/usr/include/zlib.h").exists():  # the inflater also needs zlib's headers
+        from floe.serde import _inflate_native
+
+        modules.append(_inflate_native)
+    if os.environ.get("FLOE_EXPECT_INSTALLED") == "1":
+        prefix = str(Path(sys.prefix).resolve())
+        for module in modules:
+            assert str(Path(module.__file__ or "").resolve()).startswith(prefix), module.__file__
 
 
 def test_insert_of_every_type_reads_back(lake: Lake) -> None:

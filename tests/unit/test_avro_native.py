@@ -329,3 +329,53 @@ def test_counts_that_cannot_fit_are_refused() -> None:
     with pytest.raises(ValueError, match="cannot hold"):
         read_records(record, b"\x02\x04", 10**12)
     assert read_records(record, b"\x02\x04", 2) == [{"a": 1}, {"a": 2}]
+
+
+needs_inflate = pytest.mark.skipif(avro_decoder._inflate_native is None, reason="built without zlib's headers")
+
+
+def _inflated_both(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """inflate_container's blocks (or "refused") from the C framing and from the Python one (a file damaged
+    in two places may be refused for either: the Python framing decodes the header's text first)."""
+
+    def outcome() -> Any:
+        try:
+            return avro_decoder.inflate_container(data).blocks
+        except (ValueError, EOFError):
+            return "refused"
+
+    native = outcome()
+    with monkeypatch.context() as m:
+        m.setattr(avro_decoder, "_inflate_native", None)
+        python = outcome()
+    return native, python
+
+
+@needs_inflate
+def test_fixture_containers_inflate_the_same(
+    java_tables: Path, metadata_fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocks = 0
+    for path in _avro_files(java_tables, metadata_fixtures):
+        native, python = _inflated_both(path.read_bytes(), monkeypatch)
+        assert native == python, path
+        blocks += len(native) if isinstance(native, tuple) else 0
+    assert blocks > 100
+
+
+@needs_inflate
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_damaged_containers_inflate_alike(data: st.DataObject, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.BytesIO()
+    w = ManifestWriter(out, spec=UNPARTITIONED_SPEC, schema=_SCHEMA, format_version=2, snapshot_id=7)
+    for i in range(3):
+        w.add(DataFile(FileContent.DATA, f"/t/{i}.parquet", FileFormat.PARQUET, (), 10, 100))
+    w.close()
+    damaged = bytearray(out.getvalue())
+    if data.draw(st.booleans()):
+        del damaged[data.draw(st.integers(len(damaged) // 2, len(damaged) - 1)):]  # truncated
+    for _ in range(data.draw(st.integers(0, 3))):
+        damaged[data.draw(st.integers(0, len(damaged) - 1))] = data.draw(st.integers(0, 255))
+    native, python = _inflated_both(bytes(damaged), monkeypatch)
+    assert native == python
