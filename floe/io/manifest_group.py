@@ -5,9 +5,9 @@ call returns a narrower group: by content (data or delete manifests), by entry s
 ``ignore_existing``; a manifest whose counts show none of the wanted statuses is not read), by manifest
 (partition summaries), by partition tuple (a predicate per spec id), by data file (column metrics) and by
 entry; ``select_stats`` chooses the column metrics decoded. Reading streams one manifest at a time, in
-order. With threads, a pool fetches bytes a bounded window ahead of the decoding thread: decoding is pure
-Python, and decoding in several threads measured slower than in one (GIL hand-offs); local files are read
-inline, where the pool's hand-offs cost more than the reads. Decoded values come through
+order. With threads, a pool fetches and inflates manifests a bounded window ahead of the decoding thread
+(local ones in C without the GIL, see ``_fetched``): decoding holds the GIL, and decoding in several threads
+measured slower than in one (GIL hand-offs). Decoded values come through
 :mod:`floe.io.manifest_reader` and its cache.
 
 Row filters are expressions (``floe.expressions``), which this layer does not import: ``floe.scan``
