@@ -33,11 +33,6 @@ from floe.serde.avro_decoder import (
     read_records,
 )
 from floe.serde.avro_encoder import ContainerWriter
-
-try:
-    from floe.serde import _entries_native
-except ImportError:  # built at install where a C compiler is present (setup.py)
-    _entries_native = None  # type: ignore[assignment]
 from floe.serde.avro_schemas import manifest_list_schema
 from floe.serde.manifest_writer import ManifestWriter
 from floe.spec.manifest import (
@@ -58,6 +53,11 @@ from floe.spec.types import (
     NestedField,
     UUIDType,
 )
+
+try:
+    from floe.serde import _entries_native
+except ImportError:  # built at install where a C compiler is present (setup.py)
+    _entries_native = None  # type: ignore[assignment]
 
 __all__ = [
     "IdentityKey",
