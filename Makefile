@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-slow test-install bench lint clean
+.PHONY: demo test test-fast test-slow test-parity-java test-install bench lint clean
 
 $(STAMP): pyproject.toml setup.py floe/serde/_avro_native.c floe/serde/_entries_native.c floe/serde/_inflate_native.c floe/spec/_slots_native.c
 	$(PYTHON) -m venv $(VENV)
@@ -18,18 +18,23 @@ demo: $(STAMP)
 # Everything but the slow tests (Iceberg Java interop, crash and cluster runs) and the README's Spark blocks (in
 # fresh processes, run by test-slow and test-install): under 15 minutes on 2 cores.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow and not smoke and not smoke_extras" tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow and not smoke and not smoke_extras and not java_record" tests
 
 # No Spark or Java at all: spec, metadata, commits, scans, catalogs, SQL parsing (under two minutes on 2 cores).
 # A test that starts Spark or Java (also in a subprocess) is marked spark; one that runs for long, slow.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow" tests
+	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow and not java_record" tests
 
 # Iceberg Java (jsql) interop and parity records, crash safety, local-cluster runs, `make demo` as the README
 # runs it.
 # The README's other blocks run in test-install, from a user's clean install (CI runs both targets).
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m slow -k "not (test_readme and not quick_start)" tests
+
+# Re-runs Iceberg Java on every SQL scenario (tests/spark/parity) and checks its results are the recorded ones
+# (about 8 minutes on 2 cores; `make test` checks each record holds its scenario's statements).
+test-parity-java: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q -m java_record tests/spark/test_sql_parity.py
 
 # A user's install, in a venv of its own: `pip install .` alone (no test extra; pytest is the only other
 # package), then the README's blocks and the smoke set (every path running in Spark's Python workers); then

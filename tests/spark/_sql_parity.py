@@ -295,6 +295,18 @@ def load_record(name: str) -> tuple[list[dict[str, Any]], Path]:
     return data["results"], Path(data["root"])
 
 
+def record_is_of(statements: Sequence[str], recorded: Sequence[dict[str, Any]], root: Path) -> str | None:
+    """None when ``recorded`` ran exactly ``statements`` (placeholders and ``${root}`` as resolved), else what differs."""
+    if len(statements) != len(recorded):
+        return f"{len(recorded)} statements recorded, the scenario has {len(statements)}"
+    for i, (sql, result) in enumerate(zip(statements, recorded, strict=True)):
+        template = re.escape(sql.replace("${root}", str(root)))
+        pattern = re.sub(r"\\\$\\\{(?:snapshot|timestamp|millis):[^}]*\\\}", ".+?", template)
+        if not re.fullmatch(pattern, result["sql"], re.DOTALL):
+            return f"statement {i + 1} differs: {sql[:80]!r}"
+    return None
+
+
 def record(jsql: Path, names: Sequence[str], log: Callable[[str], None] = print) -> None:
     """Run each scenario on Iceberg Java and store its results (with the folder it ran in)."""
     RECORDS.mkdir(exist_ok=True)
