@@ -29,7 +29,7 @@ test-fast: $(STAMP)
 # runs it.
 # The README's other blocks run in test-install, from a user's clean install (CI runs both targets).
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m slow -k "not (test_readme and not quick_start)" tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "slow and not java_record" -k "not (test_readme and not quick_start)" tests
 
 # Re-runs Iceberg Java on every SQL scenario (tests/spark/parity) and checks its results are the recorded ones
 # (about 8 minutes on 2 cores; `make test` checks each record holds its scenario's statements).
