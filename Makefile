@@ -18,12 +18,12 @@ demo: $(STAMP)
 # Everything but the slow tests (Iceberg Java interop, crash and cluster runs) and the README's Spark blocks (in
 # fresh processes, run by test-slow and test-install): under 15 minutes on 2 cores.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow and not smoke and not smoke_extras and not java_record" tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "not slow and not smoke and not smoke_extras" tests
 
 # No Spark or Java at all: spec, metadata, commits, scans, catalogs, SQL parsing (under two minutes on 2 cores).
 # A test that starts Spark or Java (also in a subprocess) is marked spark; one that runs for long, slow.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow and not java_record" tests
+	$(BIN)/python -m pytest -n 2 -q -m "not spark and not slow" tests
 
 # Iceberg Java (jsql) interop and parity records, crash safety, local-cluster runs, `make demo` as the README
 # runs it.
@@ -32,7 +32,8 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m "slow and not java_record" -k "not (test_readme and not quick_start)" tests
 
 # Re-runs Iceberg Java on every SQL scenario (tests/spark/parity) and checks its results are the recorded ones
-# (about 8 minutes on 2 cores; `make test` checks each record holds its scenario's statements).
+# (about 10 minutes on 2 cores; `make test` checks each record holds its scenario's statements). The jsql fixture
+# marks these slow too, so test-slow leaves them out by name.
 test-parity-java: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m java_record tests/spark/test_sql_parity.py
 

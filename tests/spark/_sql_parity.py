@@ -300,8 +300,9 @@ def record_is_of(statements: Sequence[str], recorded: Sequence[dict[str, Any]], 
     if len(statements) != len(recorded):
         return f"{len(recorded)} statements recorded, the scenario has {len(statements)}"
     for i, (sql, result) in enumerate(zip(statements, recorded, strict=True)):
-        template = re.escape(sql.replace("${root}", str(root)))
-        pattern = re.sub(r"\\\$\\\{(?:snapshot|timestamp|millis):[^}]*\\\}", ".+?", template)
+        # each placeholder stands for the value resolved at record time: "\0" marks it through re.escape
+        marked = _PLACEHOLDER.sub("\0", sql.replace("${root}", str(root)))
+        pattern = re.escape(marked).replace(re.escape("\0"), ".+?")
         if not re.fullmatch(pattern, result["sql"], re.DOTALL):
             return f"statement {i + 1} differs: {sql[:80]!r}"
     return None

@@ -3,7 +3,7 @@
 Java's results are recorded in parity/java (``python tests/spark/_sql_parity.py record``). Every run checks
 that each record holds the scenario's statements as they are now (an edited scenario needs a new record);
 ``make test-parity-java`` re-runs Java on every scenario to prove the recorded results are still Java's
-(about 8 minutes of Iceberg Java on 2 cores, so not in CI: Java's version is pinned by ../shared/tools).
+(about 10 minutes of Iceberg Java on 2 cores, so not in CI: Java's version is pinned by ../shared/tools).
 ``python tests/spark/_sql_parity.py compare`` prints every difference and the totals (statements run,
 scenarios matching).
 """
