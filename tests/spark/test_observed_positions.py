@@ -4,6 +4,7 @@ check, and Iceberg Java reading the result."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,65 @@ def test_paths_hash_as_spark_hashes_them(spark: SparkSession) -> None:
     for values in (tricky, tricky + [f"file:/w/data/{i:05d}.parquet" for i in range(driver_rows._DIRECT_HASHES)]):
         expected = [r[0] for r in spark.createDataFrame([(v,) for v in values], "v string").select(F.xxhash64("v")).collect()]
         assert driver_rows.spark_xxhash64(spark, values) == expected
+
+
+@pytest.mark.parametrize("granularity", ["file", "partition"])
+def test_spark_written_deletes_equal_the_workers(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, granularity: str
+) -> None:
+    """Above the driver's bound, pyarrow in Python workers writes many delete files; Spark's own Parquet
+    writer (the way for a few, and on Spark Connect, whose workers are the server's) writes the same files,
+    described the same."""
+    import floe.spark.row_level.observed_positions as op
+    import floe.spark.row_level.position_deletes as pd
+
+    monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)  # 60 candidate rows: the two-job way
+    described = {}
+    for writer, from_groups in (("workers", 1), ("spark", 1_000)):
+        monkeypatch.setattr(pd, "WORKER_WRITE_GROUPS", from_groups)
+        written = _written_by(monkeypatch, pd)
+        cat = floe.load_catalog(writer, type="hadoop", warehouse=str(tmp_path / writer))
+        cat.create_namespace("db")
+        df = spark.createDataFrame([(i, f"r{i % 3}", float(i)) for i in range(60)], SCHEMA)
+        props = {"format-version": "2", "write.delete.mode": "merge-on-read", "write.delete.granularity": granularity}
+        table = cat.create_table("db.t", schema=from_spark_schema(df.schema), properties=props)
+        table.update_spec().add_field("region").commit()
+        table.refresh().append(df.repartition(2))
+        assert table.refresh().delete("id % 7 = 2") is True
+        assert sorted(_rows(spark, table)) == [i for i in range(60) if i % 7 != 2]
+        assert written == [writer]
+        files = [e.data_file for e in _delete_files(table)]
+        assert files and all(f.file_path.endswith("-deletes.parquet") for f in files)
+        for f in files:  # sorted by path, then position, as the spec asks
+            rows = pq.read_table(f.file_path.removeprefix("file:")).to_pydict()
+            pairs = list(zip(rows["file_path"], rows["pos"], strict=True))
+            assert pairs == sorted(pairs) and len(pairs) == f.record_count
+        root = str(tmp_path / writer)
+
+        def same(text: str | bytes, root: str = root) -> str:  # a data file apart from its warehouse and write id
+            plain = text.decode() if isinstance(text, bytes) else text
+            return re.sub(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", "<op>", plain.replace(root, ""))
+
+        described[writer] = sorted(
+            (tuple(f.partition), f.record_count, same(f.referenced_data_file or ""),
+             {k: same(v) if k == 2147483546 else v for k, v in (f.lower_bounds or {}).items()},
+             {k: same(v) if k == 2147483546 else v for k, v in (f.upper_bounds or {}).items()})
+            for f in files
+        )
+    assert described["workers"] == described["spark"]
+    assert len(described["workers"]) == 3  # one data file in each of 3 partitions: one delete file each
+
+
+def _written_by(monkeypatch: pytest.MonkeyPatch, pd: Any) -> list[str]:
+    """Records which writer wrote each set of position delete files: "workers" or "spark" (whose local
+    files the driver moves to Iceberg's layout)."""
+    written: list[str] = []
+    for name, writer in (("_write_in_workers", "workers"), ("_move_to_layout", "spark")):
+        original = getattr(pd, name)
+
+        def recorded(*args: Any, original: Any = original, writer: str = writer) -> Any:
+            written.append(writer)
+            return original(*args)
+
+        monkeypatch.setattr(pd, name, recorded)
+    return written
