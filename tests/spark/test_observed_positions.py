@@ -19,7 +19,7 @@ import floe.spark
 from floe.errors import ValidationError
 from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.types import from_spark_schema
-from floe.spec.manifest import FileContent
+from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, FileContent
 from floe.table.table import Table
 
 SCHEMA = "id bigint, region string, amount double"
@@ -276,8 +276,8 @@ def test_spark_written_deletes_equal_the_workers(
 
         described[writer] = sorted(
             (tuple(f.partition), f.record_count, same(f.referenced_data_file or ""),
-             {k: same(v) if k == 2147483546 else v for k, v in (f.lower_bounds or {}).items()},
-             {k: same(v) if k == 2147483546 else v for k, v in (f.upper_bounds or {}).items()})
+             {k: same(v) if k == POSITION_DELETE_FILE_PATH_ID else v for k, v in (f.lower_bounds or {}).items()},
+             {k: same(v) if k == POSITION_DELETE_FILE_PATH_ID else v for k, v in (f.upper_bounds or {}).items()})
             for f in files
         )
     assert described["workers"] == described["spark"]

@@ -9,9 +9,9 @@ of the data files it references, so the files are grouped by (spec id, partition
 The positions come from Spark's ``_metadata.row_index`` (exact across row groups and splits, DESIGN.md
 section 5); the read path gives each row its data file's path as the manifest spells it
 (floe.spark.scan.scan_frames, ``with_position=True``). Each group's rows go to one Spark task, sorted. For
-:data:`WORKER_WRITE_GROUPS` groups or more, pyarrow writes each group's file in a Python worker with full metrics (bounds on ``file_path`` let readers
-skip delete files that cannot apply; ``referenced_data_file`` is set when a file names one data file), in
-Iceberg's layout with the ``-deletes`` suffix. Spark's own Parquet writer is slower at this by an order of
+:data:`WORKER_WRITE_GROUPS` groups or more, pyarrow writes each group's file in a Python worker with full
+metrics (bounds on ``file_path`` let readers skip delete files that cannot apply; ``referenced_data_file``
+is set when a file names one data file), in Iceberg's layout with the ``-deletes`` suffix. Spark's own Parquet writer is slower at this by an order of
 magnitude: a delete file is small and many are written at once (one per data file at file granularity),
 and on a local warehouse Hadoop forks a ``chmod`` for every file and checksum it creates (measured on
 local[2], a DELETE of 1% of 20M rows into 960 delete files: the write's stage 11.5 s through Spark's
