@@ -189,6 +189,45 @@ def test_merge_source_matches_bound_the_observed_positions(
     assert table.refresh().metadata.current_snapshot_id == before
 
 
+@pytest.mark.parametrize("keys_fit", [True, False])
+def test_merge_source_too_big_to_broadcast_reduces_the_target_by_its_keys(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys_fit: bool
+) -> None:
+    """A source Spark will not broadcast whole still broadcasts its join keys alone when their estimate fits
+    (merge_pruning.KEY_BROADCAST_BYTES): the semi join on them counts the matched target rows, so the
+    observed path serves the MERGE; when the keys do not fit either, the whole target reaches the join."""
+    import floe.spark.row_level.observed_positions as op
+    from floe.spark.row_level import dml, merge_pruning
+
+    table = _table(spark, tmp_path / "wh")
+    monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)
+    if not keys_fit:
+        monkeypatch.setattr(merge_pruning, "KEY_BROADCAST_BYTES", 0)
+    observed = _observed_merges(monkeypatch)
+    spark.createDataFrame([(3, "x", 30.5), (8, "y", 1.0), (9, "z", 99.0), (70, "new", 7.0)], SCHEMA).write.parquet(
+        str(tmp_path / "src"))
+    source = spark.read.parquet(str(tmp_path / "src"))
+    clauses = [
+        dml.MergeClause("matched", "update", values={"region": "s.region", "amount": "s.amount"}),
+        dml.MergeClause("not_matched", "insert", values={c: f"s.{c}" for c in ("id", "region", "amount")}),
+    ]
+    threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "1")  # the whole source is never broadcast
+    try:
+        # The keys' semi join keeps id 8, which the rest of ON leaves unmatched (8.0 < 1.0 fails): inserted.
+        assert dml.merge_into(table, source, "t.id = s.id AND t.amount < s.amount", clauses)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", str(threshold))
+    model = {i: (f"r{i % 3}", float(i)) for i in range(60)}
+    model.update({3: ("x", 30.5), 9: ("z", 99.0), 70: ("new", 7.0)})
+    rows = floe.spark.read(spark, table.refresh()).collect()
+    assert sorted((r["id"], r["region"], r["amount"]) for r in rows) == sorted(
+        [(i, *v) for i, v in model.items()] + [(8, "y", 1.0)]
+    )
+    # Reduced: two target rows matched, observed in the write's job; else 60 candidate rows, over the bound.
+    assert observed == ([2] if keys_fit else [])
+
+
 def test_changes_after_changes_merge_each_files_earlier_deletes_on_the_driver(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
