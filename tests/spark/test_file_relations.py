@@ -119,3 +119,23 @@ def test_loggable_uris() -> None:
     for location in ["/a//b.parquet", "/a/./b.parquet", "/a/../b.parquet", "/a/b c.parquet", "/a/%41.parquet",
                      "/a/ü.parquet", "relative/b.parquet", "/a/b:c.parquet", "/a/b/"]:
         assert loggable_uri(location) is None, location
+
+
+def _relation_option(relation: DataFrame, key: str) -> str | None:
+    leaf = relation._jdf.queryExecution().analyzed().collectLeaves().head()  # the LogicalRelation
+    value = leaf.relation().options().get(key)
+    return str(value.get()) if value.isDefined() else None
+
+
+@pytest.mark.parametrize("count", [3, MANY], ids=["listed", "status-log"])
+def test_local_parquet_is_read_without_vectored_io(spark: SparkSession, tmp_path: Path, count: int) -> None:
+    """Parquet's vectored reads cost local files a thread handoff per range (file_uris._LOCAL_PARQUET):
+    a relation over local files turns them off, and still reads every row."""
+    locations, sizes = _files(tmp_path / "t", [f"{k}.parquet" for k in range(count)])
+    relation = file_relation(spark, "parquet", "x long, cat string", locations, sizes)
+    assert _relation_option(relation, "parquet.hadoop.vectored.io.enabled") == "false"
+    assert sorted(r[0] for r in relation.select("x").collect()) == list(range(count))
+    orc = tmp_path / "o"
+    spark.createDataFrame([(1,)], "x long").write.orc(str(orc))
+    orc_files = [str(p) for p in orc.glob("*.orc")]
+    assert _relation_option(file_relation(spark, "orc", "x long", orc_files), "parquet.hadoop.vectored.io.enabled") is None

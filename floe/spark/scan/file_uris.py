@@ -110,6 +110,11 @@ _FEW_PATHS = 32
 # a skipped delete file would bring deleted rows back in silence (Spark reads these options per relation).
 _NEVER_SKIP = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
 _COMPACT_INTERVAL = "spark.sql.streaming.fileSink.log.compactInterval"
+# Parquet's vectored reads hand each range of a local file to an asynchronous channel's thread and wait for
+# it (Hadoop's RawLocalFileSystem.readVectored): for local files that is only a cost (local[2], 2026-12-04,
+# one task reading 2,000 files of 1,000 rows: 1.6 s with it, 1.0 s without; 20M rows in 4 files aggregated:
+# 1.3 s, 1.1 s). Object stores keep it: there it merges ranges into fewer, parallel requests.
+_LOCAL_PARQUET = {"parquet.hadoop.vectored.io.enabled": "false"}
 
 
 def file_relation(
@@ -128,6 +133,8 @@ def file_relation(
     """
     paths = [spark_location(x) for x in locations]
     reader = spark.read.format(fmt).schema(schema).options(**_NEVER_SKIP)
+    if fmt == "parquet" and all(is_local(x) for x in locations):
+        reader = reader.options(**_LOCAL_PARQUET)
     if is_connect(spark):  # the server lists the files itself (a status log here may not be its to read)
         with _listed_on_driver(spark, len(paths)):
             return reader.load(paths)
