@@ -4,14 +4,15 @@ The current snapshot's position delete files (deletion vectors excluded) are pla
 (:func:`floe.maintenance.binpack.plan_groups`, Java's ``BinPackRewritePositionDeletePlanner`` rules:
 size outside ``[min, max]`` picks a file, enough files or bytes picks a group; ``rewrite-all`` takes all)
 with ``write.delete.target-file-size-bytes`` (64 MB) as the default target. The data half rewrites each
-group's rows without those whose data file is gone (:mod:`floe.spark.procedures.rewrite_position_deletes`); the
-commit is one ``replace`` snapshot validated from the planned snapshot.
+group's rows without those whose data file is gone (:mod:`floe.spark.procedures.rewrite_position_deletes`), one
+delete file per data file at ``write.delete.granularity=file`` (as Java's rewrite writes them), else per
+partition; the commit is one ``replace`` snapshot validated from the planned snapshot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from floe.errors import ValidationError
@@ -42,6 +43,7 @@ __all__ = [
     "PositionDeleteRewritePlan",
     "RewritePositionDeletesResult",
     "commit_position_delete_rewrite",
+    "partition_key",
     "plan_position_delete_rewrite",
 ]
 
@@ -67,12 +69,15 @@ class RewritePositionDeletesResult:
 
 @dataclass(frozen=True, slots=True)
 class PositionDeleteRewritePlan:
-    """Groups of delete files (as tasks whose ``data_file`` is the delete file) and the live data paths."""
+    """Groups of delete files (as tasks whose ``data_file`` is the delete file), the live data paths, and the
+    live data files of each (spec id, partition) holding a delete file (a file-granularity rewrite writes
+    one delete file per data file of its group's partition)."""
 
     snapshot_id: int | None
     options: RewriteOptions
     groups: tuple[RewriteGroup, ...]
     live_data_paths: frozenset[str]
+    data_files_by_partition: Mapping[tuple[int, tuple[Any, ...]], tuple[DataFile, ...]] = field(default_factory=dict)
 
 
 def plan_position_delete_rewrite(table: Table, *, options: Mapping[str, Any] | None = None) -> PositionDeleteRewritePlan:
@@ -102,7 +107,19 @@ def plan_position_delete_rewrite(table: Table, *, options: Mapping[str, Any] | N
     ]
     spec = table.metadata.spec()
     groups = plan_groups(tasks, parsed, current_spec_id=spec.spec_id, current_spec_fields=len(spec.fields))
-    return PositionDeleteRewritePlan(snap.snapshot_id, parsed, tuple(groups), live)
+    with_deletes = {partition_key(t.data_file) for g in groups for t in g.tasks}
+    by_partition: dict[tuple[int, tuple[Any, ...]], list[DataFile]] = {}
+    for e in entries:
+        if e.data_file.content == FileContent.DATA and partition_key(e.data_file) in with_deletes:
+            by_partition.setdefault(partition_key(e.data_file), []).append(e.data_file)
+    return PositionDeleteRewritePlan(
+        snap.snapshot_id, parsed, tuple(groups), live, {k: tuple(v) for k, v in by_partition.items()}
+    )
+
+
+def partition_key(f: DataFile) -> tuple[int, tuple[Any, ...]]:
+    """The (spec id, partition) by which a position delete file applies to data files (spec "Scan Planning")."""
+    return (f.spec_id, tuple(f.partition))
 
 
 def commit_position_delete_rewrite(

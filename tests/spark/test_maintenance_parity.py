@@ -243,10 +243,21 @@ def test_rewrite_position_delete_files_without_deletes_returns_zero(session: Sql
     assert run(session, "CALL floe.system.rewrite_position_delete_files('db.pd0')").rows == [(0, 0, 0, 0)]
 
 
-def test_rewrite_position_delete_files_compacts_a_partition(session: SqlSession) -> None:
+@pytest.mark.parametrize(("granularity", "added"), [("file", 2), ("partition", 1)])
+def test_rewrite_position_delete_files_follows_the_delete_granularity(session: SqlSession, granularity: str, added: int) -> None:
+    """As Iceberg Java's rewrite (checked with jsql, 1.10.2): at file granularity, the default, one delete file per
+    data file, at partition granularity one for the partition; here a third delete joins the first file's."""
     two_deletes(session, "pd")
+    session.sql(f"ALTER TABLE pd SET TBLPROPERTIES ('write.delete.granularity'='{granularity}')")
+    session.sql("DELETE FROM pd WHERE id = 2")
     result = run(session, "CALL floe.system.rewrite_position_delete_files(table => 'db.pd', options => map('rewrite-all', 'true'))")
-    assert result.rows[0][:2] == (2, 1)
+    assert result.rows[0][:2] == ((2 if granularity == "file" else 3), added)
+    t = table(session, "pd")
+    files = {e.data_file.file_path: e.data_file for task in t.refresh().scan().plan_files() for e in task.deletes}
+    assert sorted(f.record_count for f in files.values()) == ([1, 2] if granularity == "file" else [3])
+    if granularity == "file":  # each names its one data file
+        assert {f.referenced_data_file for f in files.values()} == {task.data_file.file_path for task in t.scan().plan_files()}
+    assert sorted(r[0] for r in run(session, "SELECT id FROM pd").rows) == [4, 8]
 
 
 def test_rewrite_position_delete_files_keeps_rows_deleted(session: SqlSession) -> None:

@@ -4,7 +4,8 @@ Planning and the commit are :mod:`floe.maintenance.rewrite_position_deletes`. Ea
 are read natively (``file_path``, ``pos``; in Python workers on stores Spark has no file system for), rows whose data file is no longer live are dropped (a left
 semi join with the live data paths, as Java does), and the rest is written as new position delete files
 of the group's partition by :func:`floe.spark.row_level.position_deletes.write_position_deletes` (sorted, full
-``file_path`` bounds). A failure before the commit lands deletes the files written.
+``file_path`` bounds): at ``write.delete.granularity=file`` (the default) one per data file, each naming
+its ``referenced_data_file``, as Java's rewrite writes them; at ``partition`` one per partition. A failure before the commit lands deletes the files written.
 """
 
 from __future__ import annotations
@@ -26,16 +27,23 @@ from floe.maintenance.rewrite_position_deletes import (
     PositionDeleteRewritePlan,
     RewritePositionDeletesResult,
     commit_position_delete_rewrite,
+    partition_key,
     plan_position_delete_rewrite,
 )
 from floe.scan.delete_index import is_deletion_vector
+from floe.scan.tasks import FileScanTask
 from floe.spark.procedures.group_rewrites import rewrite_groups
 from floe.spark.row_level.deletion_vectors import deletion_vectors_for
-from floe.spark.row_level.position_deletes import write_position_deletes
+from floe.spark.row_level.position_deletes import (
+    deleted_positions,
+    per_file_granularity,
+    write_position_deletes,
+)
 from floe.spark.runtime.configure import attach
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.delete_joins import read_position_delete_rows
 from floe.spark.scan.file_uris import file_relation
+from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.scan.worker_read import files_in_workers
 from floe.spec.manifest import DataFile, FileContent, FileFormat, ManifestEntry
 from floe.table.table import Table
@@ -60,6 +68,14 @@ def _rewrite_group(session: SparkSession, table: Table, plan: PositionDeleteRewr
     else:
         schema = T.StructType([T.StructField("file_path", T.StringType()), T.StructField("pos", T.LongType())])
         rows = files_in_workers(session, table.io, locations, _delete_rows, schema)
+    if per_file_granularity(table):
+        # As Java's rewrite at file granularity: one delete file per live data file of the partition named.
+        # The lookup keeps only rows naming one, so rows of data files gone are dropped with it.
+        data_tasks = [FileScanTask(f, 0) for f in plan.data_files_by_partition.get(partition_key(group.tasks[0].data_file), ())]
+        if not data_tasks:
+            return []
+        located = rows.select(F.col("file_path").alias(ROW_FILE_COLUMN), F.col("pos").alias(ROW_POS_COLUMN))
+        return write_position_deletes(table, deleted_positions(located, data_tasks, per_file=True), data_tasks, per_file=True)
     live = session.createDataFrame(
         [(p,) for p in sorted(plan.live_data_paths)], T.StructType([T.StructField("live_path", T.StringType(), False)])
     )
