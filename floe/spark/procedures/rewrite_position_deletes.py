@@ -5,7 +5,8 @@ are read natively (``file_path``, ``pos``; in Python workers on stores Spark has
 semi join with the live data paths, as Java does), and the rest is written as new position delete files
 of the group's partition by :func:`floe.spark.row_level.position_deletes.write_position_deletes` (sorted, full
 ``file_path`` bounds): at ``write.delete.granularity=file`` (the default) one per data file, each naming
-its ``referenced_data_file``, as Java's rewrite writes them; at ``partition`` one per partition. A failure before the commit lands deletes the files written.
+its ``referenced_data_file``, as Java's rewrite writes them; at ``partition`` one per partition. A failure
+before the commit lands deletes the files written.
 """
 
 from __future__ import annotations

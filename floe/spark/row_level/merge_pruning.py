@@ -45,10 +45,10 @@ from floe.spec.types import (
 
 __all__ = ["equi_keys", "source_matched_rows", "source_range_filter"]
 
-# Types whose Spark order is Iceberg's and whose bounds convert exactly (floats left out: NaN = NaN in Spark).
 # Estimated bytes of a source's join keys up to which they are broadcast for the semi join when the whole
 # source is not (Spark's own threshold is 10 MB for whole rows).
 KEY_BROADCAST_BYTES = 32 << 20
+# Types whose Spark order is Iceberg's and whose bounds convert exactly (floats left out: NaN = NaN in Spark).
 _ORDERED = (IntegerType, LongType, DateType, TimestampType, TimestamptzType, StringType, DecimalType)
 
 
