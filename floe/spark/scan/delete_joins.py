@@ -43,7 +43,13 @@ from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_fields
 from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
-from floe.spark.scan.driver_rows import driver_frame, literal_lookup, long_array_frame, looked_up
+from floe.spark.scan.driver_rows import (
+    LONG_ARRAY_COLUMN,
+    driver_frame,
+    literal_lookup,
+    long_array_frame,
+    looked_up,
+)
 from floe.spark.scan.equality_array_cache import ArrayCache
 from floe.spark.scan.equality_arrays import (
     OTHER_KEY_TYPES,
@@ -298,8 +304,12 @@ class DeleteJoins:
                 plan = packed.plan
                 if plan is None:
                     return df
-                words = _BITMAPS.words(key, self.spark, lambda: long_array_frame(self.spark, plan.words))
-                return df.where(undeleted(plan, words))
+                # The words reach the rows by a broadcast join of their one-row relation, not as a scalar
+                # subquery: a subquery's hash holds its rows, and Spark orders the common subexpressions
+                # of the generated code by such hashes, so the code would change with every commit.
+                frame = _BITMAPS.frame(key, self.spark, lambda: long_array_frame(self.spark, plan.words))
+                words = F.col(LONG_ARRAY_COLUMN)
+                return df.crossJoin(F.broadcast(frame)).where(undeleted(plan, words)).drop(words)
             # Positions too far apart for a small bitmap: the numbered join below.
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None

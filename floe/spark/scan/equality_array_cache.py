@@ -60,16 +60,21 @@ class ArrayCache(Generic[A]):
     def words(self, key: Hashable, spark: SparkSession, make: Callable[[], DataFrame]) -> Column:
         """The words of the value under ``key`` as a scalar subquery in ``spark``: ``make()``'s one-row
         relation, made once per session while the value is cached."""
+        return self.frame(key, spark, make).scalar()
+
+    def frame(self, key: Hashable, spark: SparkSession, make: Callable[[], DataFrame]) -> DataFrame:
+        """``make()``'s one-row relation of the value's words in ``spark``, made once per session while
+        the value is cached."""
         with self._lock:
             entry = self._entries.get(key)
             kept = entry.frames.get(id(spark)) if entry is not None else None
         if kept is not None:
-            return kept[1].scalar()
+            return kept[1]
         frame = make()
         if entry is not None:
             with self._lock:  # the session is kept with it: its id names no other session meanwhile
                 entry.frames[id(spark)] = (spark, frame)
-        return frame.scalar()
+        return frame
 
     def _evict(self) -> None:
         total = sum(e.size for e in self._entries.values())

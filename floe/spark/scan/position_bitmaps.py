@@ -6,9 +6,10 @@ source has no such hook, and a hash join probes a table of deleted positions onc
 each when the table is large (measured on local[2], 2M rows with 200k deleted: the join's probe side took
 0.5-0.75 s where a scan alone takes 0.2-0.3 s). For a few data files whose deleted positions fit a small
 bitmap, the driver packs each file's positions into 64-bit words (bit ``pos % 64`` of word ``pos // 64``),
-the files' words laid end to end in one array that Spark gets as a scalar subquery over a one-row local
-relation: evaluated once per query, printed in plans as a subquery rather than as its values, and read by
-every task with an array index. A row is kept unless its bit is set: no join, no broadcast, no delete job.
+the files' words laid end to end in one array, a one-row local relation that the rows meet in a broadcast
+nested-loop join: collected once per query, printed in plans as the relation rather than as its values,
+and read by every task with an array index. A row is kept unless its bit is set: no join on the deleted
+rows, no delete job.
 
 A row finds its file's words by its file path for a few files (a comparison chain). For more files (a table
 fed by changes, after its equality deletes became position deletes) a chain costs a string compare per file
@@ -23,6 +24,14 @@ path comparisons there cost 18 s instead of 0.7 s on 10M rows in 88 files of 8 s
 reads only files with deletes (a plain read keeps the others in a scan of their own), the slot itself holds
 the file's words and nothing is confirmed: a row costs two array lookups, and its ``_metadata`` struct
 carries no path.
+
+Nothing in the generated code depends on the deletes, so a read after a commit runs the code Spark compiled
+(and the JVM optimized) for the read before it while the bitmap's shape stays (the number of chained
+files, the kind of slot table). Code compiled anew runs cold: on local[2], the first read of 2M rows after a
+MERGE took 0.85-1.0 s, the next 0.55-0.6 s. So the numbers of the lookup (word bases and counts of chained
+files, the slot table's offset and moduli) are read from a header at the front of the words, where Spark
+would inline them as literals; and the words come by a join, not as a scalar subquery, whose hash holds
+its rows: Spark orders a stage's common subexpressions by such hashes.
 """
 
 from __future__ import annotations
@@ -36,7 +45,6 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from floe.expressions.to_spark_sql import spark_string
 from floe.spark.scan.driver_rows import spark_xxhash64
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, ROW_SIZE_COLUMN, quoted
 
@@ -106,7 +114,8 @@ def undeleted(plan: BitmapPlan, words: Column) -> Column:
 
     Args:
         plan: the bitmap laid out for the plan (:func:`bitmap_plan`).
-        words: ``plan.words`` as a scalar subquery (``driver_rows.long_array_subquery`` or a kept one).
+        words: ``plan.words`` in Spark: the column of their one-row relation joined to the rows
+            (``driver_rows.long_array_frame``).
     """
     bit = F.call_function("shiftright", F.get(words, plan.index(words)), F.expr(f"int({quoted(ROW_POS_COLUMN)} & 63)"))
     return F.coalesce(bit.bitwiseAND(1), F.lit(0)) == 0
@@ -124,7 +133,7 @@ class BitmapPlan:
         """A row's word index in ``words``, null for a row whose file or word has no deletes."""
         if self.table is not None:
             return self.table.index(words)
-        return F.expr(f"CASE {_chain(self.live)} END")
+        return _chain(self.live, words)
 
 
 def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | None = None, *,
@@ -141,20 +150,36 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
     live = [(f, base, length) for f, base, length in zip(bitmap.files, bitmap.bases, bitmap.lengths, strict=True) if length]
     if not live:
         return None
+    # The header: each chained file's word base and count, or the slot table's numbers (SizeSlots.header).
+    # Its length depends on the files alone, so the table's offset is known before the table is laid out.
+    head = max(2 * len(live), len(_SLOT_HEADER))
+    live = [(f, head + base, length) for f, base, length in live]
     table = None
     if sizes is not None and len(live) > CHAINED_FILES:
         size_of = dict(zip(bitmap.files, sizes, strict=True))
         exact = only_these and len(live) == len(bitmap.files)
-        table = size_slots(bitmap.words.size, [(f, size_of[f], base, length) for f, base, length in live],
+        table = size_slots(head + bitmap.words.size, [(f, size_of[f], base, length) for f, base, length in live],
                            lambda paths: spark_xxhash64(spark, paths), exact=exact)
-    words = bitmap.words if table is None else np.concatenate([bitmap.words, table.array])
-    return BitmapPlan(words, live, table)
+    header = np.zeros(head, np.int64)
+    if table is not None:
+        header[: len(_SLOT_HEADER)] = table.header()
+    else:
+        header[: 2 * len(live)] = [n for _, base, length in live for n in (base, length)]
+    parts = [header.astype(np.uint64), bitmap.words, *([] if table is None else [table.array])]
+    return BitmapPlan(np.concatenate(parts), live, table)
 
 
-def _chain(files: list[tuple[str, int, int]]) -> str:
-    """CASE branches giving a row's word index by comparing its path with each file's in turn."""
-    file, word = quoted(ROW_FILE_COLUMN), _WORD
-    return " ".join(f"WHEN {file} = {spark_string(f)} AND {word} < {length} THEN int({word}) + {base}" for f, base, length in files)
+def _chain(files: list[tuple[str, int, int]], words: Column) -> Column:
+    """A row's word index found by comparing its path with each file's in turn; file ``i``'s word base and
+    count are header longs ``2i`` and ``2i + 1``."""
+    file, word = F.col(quoted(ROW_FILE_COLUMN)), F.expr(_WORD)
+    index: Column | None = None
+    for i, (path, _, _) in enumerate(files):
+        found = (file == F.lit(path)) & (word < F.get(words, 2 * i + 1))
+        at = (word + F.get(words, 2 * i)).cast("int")
+        index = F.when(found, at) if index is None else index.when(found, at)
+    assert index is not None
+    return index
 
 
 _WORD = f"shiftright({quoted(ROW_POS_COLUMN)}, 6)"
@@ -179,34 +204,47 @@ class SizeSlots:
     paths: list[str]
     exact: bool = False
 
+    def header(self) -> list[int]:
+        """The numbers :meth:`index` reads from the words' header, in :data:`_SLOT_HEADER`'s order."""
+        hash_start = self.offset + self.size_modulus
+        columns = hash_start + self.hash_modulus
+        return [self.offset, self.size_modulus, hash_start, self.hash_modulus, *(columns + k * self.count for k in range(3))]
+
     def index(self, words: Column) -> Column:
-        """A row's word index in ``words`` (the bitmap's words then this table), null for a row of no
-        slotted file or past its file's words. Unless ``exact``, the slot's path is compared once: a row of
-        a file without deletes that has a slotted file's size (or hash slot) is kept."""
+        """A row's word index in ``words`` (the header, the bitmap's words, then this table), null for a row
+        of no slotted file or past its file's words. Unless ``exact``, the slot's path is compared once: a
+        row of a file without deletes that has a slotted file's size (or hash slot) is kept."""
+
+        def number(name: str) -> Column:
+            return F.get(words, _SLOT_HEADER.index(name))
+
         file, size, pos_word = F.col(quoted(ROW_FILE_COLUMN)), F.col(quoted(ROW_SIZE_COLUMN)), F.expr(_WORD)
-        slot = F.get(words, F.lit(self.offset) + F.pmod(size, F.lit(self.size_modulus)).cast("int"))
+        slot = F.get(words, (number("offset") + F.pmod(size, number("size_modulus"))).cast("int"))
         by_hash = None
         if self.hash_modulus:  # only rows of a shared size hash their path
-            by_hash = F.lit(self.offset + self.size_modulus) + F.pmod(F.xxhash64(file), F.lit(self.hash_modulus)).cast("int")
+            by_hash = (number("hash_start") + F.pmod(F.xxhash64(file), number("hash_modulus"))).cast("int")
         if self.exact:
             info = slot if by_hash is None else F.when(slot == -2, F.get(words, by_hash)).otherwise(slot)
             return F.when(pos_word < info.bitwiseAND(F.lit(_COUNT_MASK)), (F.call_function("shiftright", info, F.lit(32)) + pos_word).cast("int"))
-        number = slot.cast("int")
+        held = slot.cast("int")
         if by_hash is not None:
-            number = F.when(number == -2, F.get(words, by_hash).cast("int")).otherwise(number)
-        at = self.offset + self.size_modulus + self.hash_modulus
+            held = F.when(held == -2, F.get(words, by_hash).cast("int")).otherwise(held)
 
-        def column(k: int) -> Column:
-            return F.get(words, F.lit(at + k * self.count) + number)
+        def column(name: str) -> Column:
+            return F.get(words, (number(name) + held).cast("int"))
 
-        listed = ", ".join(spark_string(p) for p in self.paths)
         found = (
-            (number >= 0) & (column(0) == size) & (pos_word < column(2))
-            & (F.get(F.expr(f"array({listed})"), number) == file)
+            (held >= 0) & (column("sizes") == size) & (pos_word < column("lengths"))
+            & (F.get(F.array(*(F.lit(p) for p in self.paths)), held) == file)
         )
-        return F.when(found, (column(1) + pos_word).cast("int"))
+        return F.when(found, (column("bases") + pos_word).cast("int"))
 
 
+# The slot table's numbers at the front of the words: where it starts, its size slots' modulus, where its hash
+# slots start and their modulus (0: none), and where each per-file column starts. Each is read once in a row's
+# lookup: Spark would make a number read twice a common subexpression, ordered in the code by a hash of the
+# words themselves, and the code would differ with every commit again.
+_SLOT_HEADER = ("offset", "size_modulus", "hash_start", "hash_modulus", "sizes", "bases", "lengths")
 _COUNT_MASK = (1 << 32) - 1
 
 
