@@ -6,11 +6,19 @@ the JVM: the first read after a MERGE took half as long again as the next one.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
+import floe
 import floe.spark
-from floe.spark.scan import position_bitmaps
+from floe.io.locations import to_local_path
+from floe.spark.scan import delete_joins, position_bitmaps
+from floe.spark.scan.scan_frames import PARQUET_ROW_INDEX
+from floe.spark.types import from_spark_schema
 from floe.sql.engine import SqlSession
 
 
@@ -50,3 +58,32 @@ def test_a_read_after_more_deletes_compiles_no_new_code(session: SqlSession, spa
     rows, compiled = read_counting_compiles()
     assert rows == ids
     assert compiled == 0
+
+
+def test_rows_take_their_positions_from_sparks_row_index_column(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Positions come from the column Spark's Parquet reader fills with row indexes (no ``_metadata``
+    struct per row), and stay file positions where a pushed filter skips row groups; deleted rows are
+    applied by the bitmap and, with the bitmap off, by the join."""
+    parquet = spark._jvm.org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat  # type: ignore[union-attr]
+    assert parquet.ROW_INDEX_TEMPORARY_COLUMN_NAME() == PARQUET_ROW_INDEX
+    cat = floe.load_catalog("rows", type="hadoop", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    df = spark.range(20_000).select(F.col("id"), (F.col("id") * 3).alias("v"))
+    props = {"format-version": "2", "write.delete.mode": "merge-on-read", "write.parquet.row-group-size-bytes": "4096"}
+    table = cat.create_table("db.t", schema=from_spark_schema(df.schema), properties=props)
+    table.append(df.coalesce(1))
+    (data_file,) = [t.data_file for t in table.refresh().scan().plan_files()]
+    assert pq.ParquetFile(to_local_path(data_file.file_path)).num_row_groups > 4
+    table.refresh().delete("id % 1000 = 7")
+    kept = [i for i in range(20_000) if i % 1000 != 7]
+    for bitmap in (True, False):
+        if not bitmap:
+            monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
+        whole = floe.spark.read(spark, table.refresh())
+        assert sorted(r["id"] for r in whole.collect()) == kept
+        plan = whole._jdf.queryExecution().executedPlan().toString()
+        assert PARQUET_ROW_INDEX in plan and "row_index" not in plan.replace(PARQUET_ROW_INDEX, "")
+        tail = floe.spark.read(spark, table.refresh(), filter="id >= 15000")
+        assert sorted(r["id"] for r in tail.collect()) == [i for i in kept if i >= 15_000]

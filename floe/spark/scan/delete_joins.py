@@ -308,8 +308,8 @@ class DeleteJoins:
                 # subquery: a subquery's hash holds its rows, and Spark orders the common subexpressions
                 # of the generated code by such hashes, so the code would change with every commit.
                 frame = _BITMAPS.frame(key, self.spark, lambda: long_array_frame(self.spark, plan.words))
-                words = F.col(LONG_ARRAY_COLUMN)
-                return df.crossJoin(F.broadcast(frame)).where(undeleted(plan, words)).drop(words)
+                kept = df.crossJoin(F.broadcast(frame)).where(undeleted(plan, LONG_ARRAY_COLUMN))
+                return kept.drop(LONG_ARRAY_COLUMN)
             # Positions too far apart for a small bitmap: the numbered join below.
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None

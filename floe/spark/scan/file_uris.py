@@ -180,8 +180,8 @@ def _input_files(relation: DataFrame) -> list[str]:
     if is_connect(relation.sparkSession):
         return [str(f) for f in relation.inputFiles()]
     files = relation._jdf.inputFiles()
-    if len(files) <= _FEW_PATHS:
-        return [str(f) for f in files]
+    if not len(files):
+        return []
     jvm = relation.sparkSession._jvm
     assert jvm is not None
     # Hadoop's join takes a String[] as it is (py4j finds no Java method taking it as Object[]).

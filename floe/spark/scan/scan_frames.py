@@ -64,11 +64,24 @@ from floe.spec.types import (
     UUIDType,
 )
 
-__all__ = ["ROW_FILE_COLUMN", "ROW_POS_COLUMN", "ScanInputs", "tasks_to_dataframe", "unstable_field_ids"]
+__all__ = ["PARQUET_ROW_INDEX", "ROW_FILE_COLUMN", "ROW_POS_COLUMN", "ScanInputs", "tasks_to_dataframe", "unstable_field_ids"]
 
 _FILE = ROW_FILE_COLUMN
 _POS = ROW_POS_COLUMN
 _SIZE = ROW_SIZE_COLUMN
+# The column Spark's Parquet reader fills with each row's position in its file when a read schema holds it
+# (Spark's ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME: how it serves ``_metadata.row_index``). Asked
+# for directly, the row index is a plain long column; through ``_metadata`` Spark builds a struct per row
+# first (measured on local[2], 2M rows in 4 files, an aggregate: 0.26 s plain, 0.33 s with
+# ``_metadata.row_index`` and ``file_size``, 0.29 s with this column and ``file_size``).
+PARQUET_ROW_INDEX = "_tmp_metadata_row_index"
+
+
+def _with_row_index(schema: T.StructType, meta: tuple[str, ...]) -> T.StructType:
+    """``schema`` with Spark's row index column when the rows need their positions (_POS in ``meta``)."""
+    if _POS not in meta:
+        return schema
+    return T.StructType([*schema.fields, T.StructField(PARQUET_ROW_INDEX, T.LongType(), True)])
 # Parquet footers are read to find files without field ids when the table has a name mapping, or when
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
@@ -254,7 +267,7 @@ class _Builder:
     # -- data reads ---------------------------------------------------------------------------------
     def _read_parquet_by_id(self, locations: list[str], meta: tuple[str, ...]) -> DataFrame:
         schema = T.StructType([file_field(f, self.names[f.field_id]) for f in self.read_schema.fields])
-        df = file_relation(self.spark, "parquet", schema, locations, self.size_at)
+        df = file_relation(self.spark, "parquet", _with_row_index(schema, meta), locations, self.size_at)
         if meta:
             self._learn_uris(df, locations)
         return self._with_meta(df, meta)
@@ -265,20 +278,23 @@ class _Builder:
         for f in self.read_schema.fields:
             sf = to_spark_schema(StructType(f), for_files=True).fields[0]
             fields.append(T.StructField(file_names.get(f.field_id, f"_floe_missing{f.field_id}"), _strip(sf.dataType)))
-        df = file_relation(self.spark, "parquet", T.StructType(fields), locations, self.size_at)
+        df = file_relation(self.spark, "parquet", _with_row_index(T.StructType(fields), meta), locations, self.size_at)
         if meta:
             self._learn_uris(df, locations)
         df = self._with_meta(df, meta)
-        cols = [F.col(quoted(fld.name)).alias(self.names[f.field_id]) for f, fld in zip(self.read_schema.fields, fields)]
-        return df.select(*cols, *[F.col(m) for m in meta])
+        cols = [f"{quoted(fld.name)} AS {quoted(self.names[f.field_id])}" for f, fld in zip(self.read_schema.fields, fields)]
+        return df.selectExpr(*cols, *[quoted(m) for m in meta])
 
     @staticmethod
     def _with_meta(df: DataFrame, meta: tuple[str, ...]) -> DataFrame:
-        """Add the asked metadata columns (_FILE: ``_metadata.file_path``, _POS: ``_metadata.row_index``)."""
+        """Add the asked metadata columns (_FILE: ``_metadata.file_path``, _POS: the row index column
+        :func:`_with_row_index` asked for, _SIZE: ``_metadata.file_size``); one call into Spark (the read
+        path is built on every query, and each call through py4j costs 0.3-0.4 ms)."""
         if not meta:
             return df
-        source = {_FILE: "_metadata.file_path", _POS: "_metadata.row_index", _SIZE: "_metadata.file_size"}
-        return df.select("*", *[F.col(source[m]).alias(m) for m in meta])
+        source = {_FILE: "_metadata.file_path", _POS: quoted(PARQUET_ROW_INDEX), _SIZE: "_metadata.file_size"}
+        rest = [quoted(c) for c in df.columns if c != PARQUET_ROW_INDEX]
+        return df.selectExpr(*rest, *[f"{source[m]} AS {quoted(m)}" for m in meta])
 
     def _mapped_names(self, file_columns: list[str]) -> dict[int, str]:
         """Field id -> column name for a file without ids: the name mapping, else Java's fallback ids."""
