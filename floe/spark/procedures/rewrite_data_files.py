@@ -1,7 +1,8 @@
 """``rewrite_data_files`` (bin-pack, sort and z-order compaction) with Spark moving the bytes.
 
-Python plans the groups (:mod:`floe.maintenance.binpack`, Java's planner rules); Spark reads exactly each
-group's files with their deletes applied (:func:`floe.spark.scan.table_read.dataframe_for_scan` over the group's scan
+Python plans the groups (:mod:`floe.maintenance.binpack`, Java's planner rules). A bin-pack group of small
+files is read and written by pyarrow in Spark's Python workers (:mod:`floe.spark.procedures.worker_binpack`);
+otherwise Spark reads exactly each group's files with their deletes applied (:func:`floe.spark.scan.table_read.dataframe_for_scan` over the group's scan
 tasks) and writes them with :func:`floe.spark.write.dataframe_write.write_files`, cut at Java's write size (halfway between
 the target and the maximum file size). ``sort`` range-partitions each group into its expected number of
 output files and sorts them by the given order (or the table's); ``zorder`` sorts by an interleaved-bits
@@ -35,6 +36,7 @@ from floe.maintenance.rewrite_data_files import (
 from floe.maintenance.sort_order_arg import SortTerm, ZOrder, parse_sort_order
 from floe.maintenance.zorder import interleave_bits, ordered_bytes
 from floe.spark.procedures.group_rewrites import rewrite_groups
+from floe.spark.procedures.worker_binpack import rewrite_in_workers, rewrites_in_workers
 from floe.spark.runtime.configure import attach
 from floe.spark.runtime.connect import require_python_workers
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, natively_positioned
@@ -160,6 +162,8 @@ def _rewrite_group(
     order: list[SortTerm] | ZOrder | None,
 ) -> list[DataFile]:
     opts = plan.options
+    if mode == "binpack" and rewrites_in_workers(session, table, group):
+        return rewrite_in_workers(session, table, plan.read_scan, group, opts.write_max_file_size)
     # v3: rewritten rows keep their row id and last-updated sequence number (spec "Row Lineage"); ids are
     # inherited from positions, so only natively positioned (Parquet) groups can keep them.
     lineage = table.format_version >= 3 and all(natively_positioned(t) for t in group.tasks)

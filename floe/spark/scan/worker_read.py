@@ -38,6 +38,7 @@ __all__ = [
     "files_in_workers",
     "make_task_group",
     "pack_tasks",
+    "read_context",
     "read_group",
     "to_spark_arrow",
     "worker_frame",
@@ -114,10 +115,10 @@ def pack_tasks(tasks: Sequence[FileScanTask], groups: int) -> list[list[FileScan
     return [g for g in out if g]
 
 
-def read_group(group: TaskGroup, target: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The rows of every task of ``group`` as batches of exactly ``target`` (Spark's Arrow schema)."""
+def read_context(group: TaskGroup) -> ReadContext:
+    """What reading ``group``'s tasks needs, in the worker."""
     locs = dict(group.locations)
-    ctx = ReadContext(
+    return ReadContext(
         io=FileIO(group.io_properties),
         table_schema=group.table_schema,
         projection=group.projection,
@@ -126,6 +127,11 @@ def read_group(group: TaskGroup, target: pa.Schema) -> Iterator[pa.RecordBatch]:
         case_sensitive=group.case_sensitive,
         table_name=group.table_name,
     )
+
+
+def read_group(group: TaskGroup, target: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The rows of every task of ``group`` as batches of exactly ``target`` (Spark's Arrow schema)."""
+    ctx = read_context(group)
     for t in group.tasks:
         rows, positions = read_task_rows(ctx, t)
         if group.position_columns is not None:
