@@ -17,15 +17,15 @@ turns a row filter into the manifest, partition and file predicates a group take
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from floe.io.fileio import FileIO
 from floe.io.locations import LOCAL_SCHEMES, scheme_of, to_local_path
 from floe.io.manifest_reader import cached_entries, fetch_manifest, read_entries, read_manifest_files
+from floe.io.read_ahead import read_ahead
 from floe.serde.avro_decoder import InflatedContainer, inflate_container, read_inflated
 from floe.spec.manifest import DataFile, ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from floe.spec.partitioning import PartitionSpec
@@ -297,20 +297,7 @@ class ManifestGroup:
             for m in manifests:
                 yield m, None
             return
-        window = self.threads * 2
-        with ThreadPoolExecutor(self.threads, thread_name_prefix="floe-manifests") as pool:
-            pending: deque[tuple[ManifestFile, Future[Fetched]]] = deque()
-            it = iter(manifests)
-            for m in it:
-                pending.append((m, pool.submit(self._prefetch, m)))
-                if len(pending) >= window:
-                    break
-            while pending:
-                m, fut = pending.popleft()
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending.append((nxt, pool.submit(self._prefetch, nxt)))
-                yield m, fut.result()
+        yield from zip(manifests, read_ahead(self._prefetch, manifests, threads=self.threads))
 
     def _prefetch(self, m: ManifestFile) -> Fetched:
         if self.use_cache and cached_entries(

@@ -33,11 +33,11 @@ def read_ahead(fn: Callable[[T], R], items: Iterable[T], *, threads: int, window
                 if len(pending) >= ahead:
                     break
             while pending:
-                result = pending.popleft().result()
+                current = pending.popleft()
                 nxt = next(it, _END)
-                if nxt is not _END:
+                if nxt is not _END:  # the window refills before the wait: the pool never idles for the consumer
                     pending.append(pool.submit(fn, nxt))  # type: ignore[arg-type]
-                yield result
+                yield current.result()
         finally:
             for f in pending:
                 f.cancel()

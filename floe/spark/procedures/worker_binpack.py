@@ -116,10 +116,11 @@ def rewrite_in_workers(
     per expected output file, each read and written by pyarrow in one Spark task's Python worker, files
     cut at ``write_max_file_size``. On a failure every file the rewrite wrote is deleted."""
     schema = table.schema()
+    mapping = name_mapping_of(dict(table.properties), schema)
     shares = tuple(
         make_task_group(
-            i, tasks, io=table.io, table_schema=schema, projection=schema,
-            name_mapping=name_mapping_of(dict(table.properties), schema), location_of=scan.location_of,
+            i, tasks, io=table.io, table_schema=schema, projection=schema, name_mapping=mapping,
+            location_of=scan.location_of,
             table_name=table.name(), case_sensitive=True,
         )
         for i, tasks in enumerate(pack_tasks(group.tasks, max(1, group.expected_output_files)))

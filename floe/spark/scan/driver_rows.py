@@ -24,7 +24,7 @@ from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 
 __all__ = [
-    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "long_array_subquery", "looked_up",
+    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "looked_up",
     "spark_xxhash64",
 ]
 
@@ -79,16 +79,11 @@ def literal_lookup(key: str, keys: Sequence[str], values: pa.Array) -> Column:
 _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint"}
 
 
-def long_array_subquery(spark: SparkSession, words: np.ndarray) -> Column:
-    """``words`` (64-bit) as an array<bigint> scalar subquery (:func:`long_array_frame`'s)."""
-    return long_array_frame(spark, words).scalar()
-
-
 def long_array_frame(spark: SparkSession, words: np.ndarray) -> DataFrame:
     """``words`` (64-bit) as a one-row local relation of an array<bigint>, used as a scalar subquery or
     joined by broadcast: Spark collects it once per query without a job, and plans print the relation rather
-    than its values (the SQL status store keeps the plans' text). Shipped as Arrow (through a file, and kept as Spark's binary row format:
-    for 10 MB, 0.03-0.09 s to build and 0.12 s a query, against 0.15-0.3 s and 0.15-0.2 s for a ``long[]``
+    than its values (the SQL status store keeps the plans' text). Shipped as Arrow (through a file, and kept
+    as Spark's binary row format: for 10 MB, 0.03-0.09 s to build and 0.12 s a query, against 0.15-0.3 s and 0.15-0.2 s for a ``long[]``
     through py4j, which Spark boxes element by element)."""
     values = pa.array([np.ascontiguousarray(words).view(np.int64)], pa.list_(pa.field("element", pa.int64(), nullable=False)))
     schema = pa.schema([pa.field(LONG_ARRAY_COLUMN, values.type, nullable=False)])

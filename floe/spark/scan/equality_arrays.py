@@ -159,7 +159,7 @@ def drop_deleted(
     df: DataFrame, array: EqualityArray, words: Column, key: str, others: Sequence[str], rank: str, *, keep: bool = False
 ) -> DataFrame:
     """The rows of ``df`` the array's deletes do not remove (``keep``: only those they remove): ``words`` is
-    the array's words in Spark (:func:`~floe.spark.scan.driver_rows.long_array_subquery`), ``key`` the row's
+    the array's words in Spark (a scalar subquery over :func:`~floe.spark.scan.driver_rows.long_array_frame`), ``key`` the row's
     key column, ``others`` its other key columns (quoted, in the order of ``array.others``' values), ``rank``
     the column of its file's rank (:meth:`EqualityArray.rank`; null for rows of files no delete applies to:
     not removed)."""

@@ -76,12 +76,6 @@ _SIZE = ROW_SIZE_COLUMN
 # ``_metadata.row_index`` and ``file_size``, 0.29 s with this column and ``file_size``).
 PARQUET_ROW_INDEX = "_tmp_metadata_row_index"
 
-
-def _with_row_index(schema: T.StructType, meta: tuple[str, ...]) -> T.StructType:
-    """``schema`` with Spark's row index column when the rows need their positions (_POS in ``meta``)."""
-    if _POS not in meta:
-        return schema
-    return T.StructType([*schema.fields, T.StructField(PARQUET_ROW_INDEX, T.LongType(), True)])
 # Parquet footers are read to find files without field ids when the table has a name mapping, or when
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
@@ -89,6 +83,13 @@ _FOOTER_PROBE_MAX_FILES = 256
 # Tasks read by pyarrow in Python workers are packed into groups of about this many (one Spark task
 # each), and into at least Spark's default parallelism.
 _TASKS_PER_WORKER_GROUP = 8
+
+
+def _with_row_index(schema: T.StructType, meta: tuple[str, ...]) -> T.StructType:
+    """``schema`` with Spark's row index column when the rows need their positions (_POS in ``meta``)."""
+    if _POS not in meta:
+        return schema
+    return T.StructType([*schema.fields, T.StructField(PARQUET_ROW_INDEX, T.LongType(), True)])
 
 
 @dataclass(frozen=True)
