@@ -7,9 +7,10 @@ typed value from a table's string properties map with the right default.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
-from floe.errors import ValidationError
+from floe.errors import UnsupportedError, ValidationError
 
 __all__ = [
     "COMMIT_MAX_RETRY_WAIT_MS",
@@ -75,10 +76,18 @@ __all__ = [
     "OBJECT_STORE_ENABLED",
     "OBJECT_STORE_ENABLED_DEFAULT",
     "OBJECT_STORE_PATH",
+    "PARQUET_BLOOM_FILTER_ADAPTIVE_ENABLED",
     "PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX",
+    "PARQUET_BLOOM_FILTER_COLUMN_FPP_DEFAULT",
+    "PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX",
+    "PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX",
+    "PARQUET_BLOOM_FILTER_MAX_BYTES",
+    "PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT",
+    "PARQUET_CODECS",
     "PARQUET_COMPRESSION",
     "PARQUET_COMPRESSION_DEFAULT",
     "PARQUET_COMPRESSION_LEVEL",
+    "PARQUET_COMPRESSION_LEVELS",
     "PARQUET_DICT_SIZE_BYTES",
     "PARQUET_DICT_SIZE_BYTES_DEFAULT",
     "PARQUET_PAGE_SIZE_BYTES",
@@ -115,10 +124,13 @@ __all__ = [
     "WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT",
     "WRITE_TARGET_FILE_SIZE_BYTES",
     "WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT",
+    "check_written_format",
     "persisted_properties",
     "property_bool",
     "property_int",
+    "property_probability",
     "property_str",
+    "validate_compression",
     "validate_property_values",
 ]
 
@@ -168,7 +180,20 @@ PARQUET_PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"
 PARQUET_PAGE_SIZE_BYTES_DEFAULT = 1024 * 1024
 PARQUET_DICT_SIZE_BYTES = "write.parquet.dict-size-bytes"
 PARQUET_DICT_SIZE_BYTES_DEFAULT = 2 * 1024 * 1024
+# Bloom filters, per column (+ the column's Iceberg name, as `st.x` or `arr.element`): enabled (true|false), the
+# false-positive probability and the expected number of distinct values; without an NDV the bitset takes the
+# whole max-bytes, as parquet-mr sizes it for Iceberg Java.
 PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX = "write.parquet.bloom-filter-enabled.column."
+PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX = "write.parquet.bloom-filter-fpp.column."
+PARQUET_BLOOM_FILTER_COLUMN_FPP_DEFAULT = 0.01
+PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX = "write.parquet.bloom-filter-ndv.column."
+PARQUET_BLOOM_FILTER_MAX_BYTES = "write.parquet.bloom-filter-max-bytes"
+PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT = 1024 * 1024
+# parquet-mr sizes each filter for the chunk's actual NDV (smallest candidate that keeps the FPP); pyarrow always does.
+PARQUET_BLOOM_FILTER_ADAPTIVE_ENABLED = "write.parquet.bloom-filter-adaptive-enabled"
+# The codecs Iceberg names, and the levels of those that have levels (both writers accept these ranges).
+PARQUET_CODECS = ("zstd", "gzip", "snappy", "lz4", "brotli", "uncompressed", "none")
+PARQUET_COMPRESSION_LEVELS = {"zstd": (-131072, 22), "gzip": (0, 9), "brotli": (0, 11)}
 METRICS_MODE_DEFAULT = "write.metadata.metrics.default"
 METRICS_MODE_DEFAULT_DEFAULT = "truncate(16)"
 METRICS_MODE_COLUMN_PREFIX = "write.metadata.metrics.column."  # + column name
@@ -260,6 +285,7 @@ ROW_LINEAGE = "row-lineage"  # informational: v3 tables always track row lineage
 _BOOLEAN_KEYS = frozenset({
     METADATA_DELETE_AFTER_COMMIT_ENABLED, OBJECT_STORE_ENABLED, MANIFEST_MERGE_ENABLED, GC_ENABLED,
     SPARK_WRITE_ACCEPT_ANY_SCHEMA, WRITE_AUDIT_PUBLISH_ENABLED, SNAPSHOT_ID_INHERITANCE_ENABLED, UPSERT_ENABLED,
+    PARQUET_BLOOM_FILTER_ADAPTIVE_ENABLED,
 })
 _INTEGER_KEYS = frozenset({
     METADATA_PREVIOUS_VERSIONS_MAX, WRITE_TARGET_FILE_SIZE_BYTES, DELETE_TARGET_FILE_SIZE_BYTES,
@@ -267,7 +293,7 @@ _INTEGER_KEYS = frozenset({
     WRITE_PARTITION_SUMMARY_LIMIT, COMMIT_NUM_RETRIES, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS,
     COMMIT_TOTAL_RETRY_TIME_MS, COMMIT_NUM_STATUS_CHECKS, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES,
     SPLIT_SIZE, SPLIT_OPEN_FILE_COST, SPLIT_LOOKBACK, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS,
-    REWRITE_EQUALITY_DELETES_COMMIT_COUNT,
+    REWRITE_EQUALITY_DELETES_COMMIT_COUNT, PARQUET_BLOOM_FILTER_MAX_BYTES,
 })
 _NON_NEGATIVE_KEYS = frozenset({REWRITE_EQUALITY_DELETES_COMMIT_COUNT})
 _CHOICES = {
@@ -282,6 +308,7 @@ _CHOICES = {
     DELETE_ISOLATION_LEVEL: ("serializable", "snapshot"),
     UPDATE_ISOLATION_LEVEL: ("serializable", "snapshot"),
     MERGE_ISOLATION_LEVEL: ("serializable", "snapshot"),
+    PARQUET_COMPRESSION: PARQUET_CODECS,
 }
 
 
@@ -295,13 +322,68 @@ def validate_property_values(properties: Mapping[str, str]) -> None:
         ValidationError: a value of the wrong kind (names the key, the value and what is expected).
     """
     for key, value in properties.items():
-        if key in _BOOLEAN_KEYS:
+        if key in _BOOLEAN_KEYS or key.startswith(PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX):
             property_bool(properties, key, False)
         elif key in _INTEGER_KEYS:
             if property_int(properties, key, 0) < 0 and key in _NON_NEGATIVE_KEYS:
                 raise ValidationError(f"Table property {key} must be an integer >= 0, got {value!r}")
         elif key in _CHOICES and str(value).strip().lower() not in _CHOICES[key]:
             raise ValidationError(f"Table property {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
+        elif key.startswith(PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX) and property_int(properties, key, 1) <= 0:
+            raise ValidationError(f"Table property {key} must be a positive integer, got {value!r}")
+        elif key.startswith(PARQUET_BLOOM_FILTER_COLUMN_FPP_PREFIX):
+            property_probability(properties, key, PARQUET_BLOOM_FILTER_COLUMN_FPP_DEFAULT)
+    for key in (DEFAULT_FILE_FORMAT, DELETE_DEFAULT_FILE_FORMAT):
+        if key in properties:
+            check_written_format(properties, key)
+    if PARQUET_BLOOM_FILTER_MAX_BYTES in properties and property_int(properties, PARQUET_BLOOM_FILTER_MAX_BYTES, 1) <= 0:
+        raise ValidationError(
+            f"Table property {PARQUET_BLOOM_FILTER_MAX_BYTES} must be a positive integer, "
+            f"got {properties[PARQUET_BLOOM_FILTER_MAX_BYTES]!r}"
+        )
+
+
+def check_written_format(properties: Mapping[str, str], key: str = DEFAULT_FILE_FORMAT, table_name: str = "") -> None:
+    """Refuse a file format Floe does not write: its writers write Parquet (it reads ORC and Avro data files that
+    other engines wrote). ``write.delete.format.default`` falls back to ``write.format.default``.
+
+    Raises:
+        UnsupportedError: names the table, the property and the format.
+    """
+    raw = properties.get(key)
+    if raw is None and key == DELETE_DEFAULT_FILE_FORMAT:
+        key, raw = DEFAULT_FILE_FORMAT, properties.get(DEFAULT_FILE_FORMAT)
+    if raw is not None and str(raw).strip().lower() != "parquet":
+        where = f"Table {table_name}: " if table_name else ""
+        raise UnsupportedError(
+            f"{where}{key}={raw} is not supported: Floe writes Parquet files only (it reads ORC and Avro files "
+            f"other engines wrote); set {key}=parquet"
+        )
+
+
+def validate_compression(properties: Mapping[str, str]) -> None:
+    """Refuse a ``write.parquet.compression-level`` the codec cannot take: out of the codec's range, or on a codec
+    without levels (snappy, lz4, uncompressed), where Iceberg Java stores it and writes as if it were absent.
+
+    Raises:
+        ValidationError: names both properties, the level and the codec's range.
+    """
+    raw = properties.get(PARQUET_COMPRESSION_LEVEL)
+    if raw is None or str(raw).strip() == "":
+        return
+    level = property_int(properties, PARQUET_COMPRESSION_LEVEL, 0)
+    codec = str(properties.get(PARQUET_COMPRESSION, PARQUET_COMPRESSION_DEFAULT)).strip().lower()
+    bounds = PARQUET_COMPRESSION_LEVELS.get(codec)
+    if bounds is None:
+        raise ValidationError(
+            f"Table property {PARQUET_COMPRESSION_LEVEL}={raw} has no effect with {PARQUET_COMPRESSION}={codec}: "
+            f"only {', '.join(PARQUET_COMPRESSION_LEVELS)} have levels (remove the level or change the codec)"
+        )
+    low, high = bounds
+    if not low <= level <= high:
+        raise ValidationError(
+            f"Table property {PARQUET_COMPRESSION_LEVEL}={raw} is out of range for {codec} ({low} to {high})"
+        )
 
 
 def property_str(properties: Mapping[str, str], key: str, default: str) -> str:
@@ -331,6 +413,24 @@ def persisted_properties(properties: Mapping[str, str]) -> dict[str, str]:
     stored = {PARQUET_COMPRESSION: PARQUET_COMPRESSION_DEFAULT}
     stored.update((k, v) for k, v in properties.items() if k not in RESERVED_PROPERTIES)
     return stored
+
+
+def property_probability(properties: Mapping[str, str], key: str, default: float) -> float:
+    """The value of ``key`` as a probability strictly between 0 and 1, or ``default`` when absent.
+
+    Raises:
+        ValidationError: the stored value is not a number in (0, 1) (names the key and value).
+    """
+    raw = properties.get(key)
+    if raw is None:
+        return default
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:
+        raise ValidationError(f"Table property {key} must be a number between 0 and 1 (exclusive), got {raw!r}")
+    return value
 
 
 def property_bool(properties: Mapping[str, str], key: str, default: bool) -> bool:

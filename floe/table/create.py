@@ -9,6 +9,7 @@ import pyarrow as pa
 from floe.errors import ValidationError
 from floe.io.arrow_schema import arrow_to_schema
 from floe.spec import properties as props
+from floe.spec.bloom_filters import check_bloom_filter_columns
 from floe.spec.metadata_builder import MetadataBuilder, new_table_metadata
 from floe.spec.partitioning import UNPARTITIONED_SPEC, PartitionField, PartitionSpec
 from floe.spec.refs import MAIN_BRANCH
@@ -31,7 +32,9 @@ from floe.spec.updates import (
     UpgradeFormatVersion,
 )
 
-__all__ = ["create_table_metadata", "creation_updates", "replacement_updates", "to_schema"]
+__all__ = [
+    "create_table_metadata", "creation_updates", "replacement_updates", "to_schema", "validate_writer_properties",
+]
 
 
 def to_schema(schema: Schema | pa.Schema) -> Schema:
@@ -41,6 +44,22 @@ def to_schema(schema: Schema | pa.Schema) -> Schema:
     if isinstance(schema, pa.Schema):
         return arrow_to_schema(schema)
     raise TypeError(f"Expected a floe Schema or a pyarrow.Schema, got {type(schema).__name__}")
+
+
+def validate_writer_properties(
+    schema: Schema, properties: Mapping[str, str], table_name: str, *, changed: Mapping[str, str] | None = None
+) -> None:
+    """Refuse properties Floe could not use later: values of the wrong kind (``changed``, default all of them),
+    a compression level the codec cannot take, a Bloom filter on a column the schema lacks.
+
+    Raises:
+        ValidationError: names the table, the property and the value.
+    """
+    changed = properties if changed is None else changed
+    props.validate_property_values(dict(changed))
+    if props.PARQUET_COMPRESSION in changed or props.PARQUET_COMPRESSION_LEVEL in changed:
+        props.validate_compression(properties)
+    check_bloom_filter_columns(schema, changed, table_name)
 
 
 def create_table_metadata(
@@ -56,9 +75,10 @@ def create_table_metadata(
     Raises:
         ValidationError: a property value Floe could not use later (see properties.validate_property_values).
     """
-    props.validate_property_values(dict(properties or {}))
+    checked = to_schema(schema)
+    validate_writer_properties(checked, dict(properties or {}), location)
     return new_table_metadata(
-        to_schema(schema),
+        checked,
         partition_spec or UNPARTITIONED_SPEC,
         sort_order or UNSORTED_SORT_ORDER,
         location,
@@ -202,7 +222,7 @@ def replacement_updates(
         ),
     )
     user_props = dict(properties or {})
-    props.validate_property_values(user_props)
+    validate_writer_properties(new_schema, {**base.properties, **user_props}, base.location, changed=user_props)
     version = props.property_int(user_props, props.FORMAT_VERSION, base.format_version)
     user_props = props.persisted_properties(user_props)  # as Java's buildReplacement stores them
     # The builder decides which schema/spec/order ids are reused; its recorded changes are the updates.

@@ -27,7 +27,7 @@ from floe.spec.updates import (
     requirements_for_update,
     validate_requirements,
 )
-from floe.table.create import creation_updates
+from floe.table.create import creation_updates, validate_writer_properties
 from floe.table.manage import ManageSnapshots
 from floe.table.operations import TableOperations
 from floe.table.pending import PendingUpdate, StaticUpdates
@@ -152,7 +152,8 @@ class Transaction:
                 raise ValidationError(f"Table {self._table.name()}: format-version must be an integer, got {raw!r}") from None
             staged.append(UpgradeFormatVersion(version))
         if updates:
-            P.validate_property_values(updates)
+            merged = {**self._current.properties, **updates}
+            validate_writer_properties(self._current.schema(), merged, self._table.name(), changed=updates)
             staged.append(SetProperties(updates))
         return self._stage_updates(staged) if staged else self
 

@@ -164,7 +164,7 @@ class DeltaTaskWriter:
         self.arrow_schema = schema_to_arrow(schema)
         self.key_schema = schema.select([schema.find_column_name(i) or "" for i in key_field_ids])
         self.key_arrow_schema = schema_to_arrow(self.key_schema)
-        self.settings = ParquetSettings.from_properties(properties)
+        self.settings = ParquetSettings.from_properties(properties, table_name=table_name, deletes=True)
         self._data = TaskWriter(
             schema=schema, spec=spec, properties=properties, locations=locations, io=io, table_name=table_name,
             partition_id=partition_id, task_id=task_id, operation_id=self.operation_id,

@@ -2,7 +2,8 @@
 
 Settings come from table properties (Iceberg's names and defaults): ``write.parquet.compression-codec``
 (zstd, Iceberg's default since 1.4), ``write.parquet.compression-level``, ``write.parquet.row-group-size-bytes``
-(128 MB), ``write.parquet.page-size-bytes`` (1 MB), ``write.parquet.dict-size-bytes`` (2 MB). Row groups are
+(128 MB), ``write.parquet.page-size-bytes`` (1 MB), ``write.parquet.dict-size-bytes`` (2 MB), the Bloom filter
+properties (floe.spec.bloom_filters). Row groups are
 accumulated as Arrow batches and flushed as one row group when their in-memory size reaches the row-group
 size (or the owner asks, to bound memory across many open files).
 """
@@ -10,7 +11,8 @@ size (or the owner asks, to bound memory across many open files).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +24,7 @@ from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping
 from floe.io.parquet_metrics import NanCounter, footer_metrics
 from floe.spec import properties as P
+from floe.spec.bloom_filters import BloomFilterColumn, bloom_filter_columns, ndv_filling_bytes
 from floe.spec.manifest import DataFile, FileContent, FileFormat
 from floe.spec.schema import Schema
 
@@ -41,12 +44,29 @@ class ParquetSettings:
     page_bytes: int = P.PARQUET_PAGE_SIZE_BYTES_DEFAULT
     dict_bytes: int = P.PARQUET_DICT_SIZE_BYTES_DEFAULT
     target_file_bytes: int = P.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    bloom_filter_max_bytes: int = P.PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT
+    bloom_filter_adaptive: bool = False  # parquet-mr's sizing to the actual NDV (pyarrow's only way)
 
     @classmethod
-    def from_properties(cls, properties: Mapping[str, str]) -> ParquetSettings:
-        """Read the ``write.parquet.*`` and ``write.target-file-size-bytes`` properties."""
+    def from_properties(
+        cls, properties: Mapping[str, str], *, table_name: str = "", deletes: bool = False
+    ) -> ParquetSettings:
+        """Read the ``write.parquet.*`` and ``write.target-file-size-bytes`` properties, for data files or (with
+        ``deletes``) delete files of ``table_name``.
+
+        Raises:
+            ValidationError: a compression level out of its codec's range.
+            UnsupportedError: the table asks for ORC or Avro files (``write.format.default`` or
+                ``write.delete.format.default``).
+        """
+        P.check_written_format(properties, P.DELETE_DEFAULT_FILE_FORMAT if deletes else P.DEFAULT_FILE_FORMAT, table_name)
         codec = properties.get(P.PARQUET_COMPRESSION, P.PARQUET_COMPRESSION_DEFAULT).strip().lower()
         level = properties.get(P.PARQUET_COMPRESSION_LEVEL)
+        if codec not in P.PARQUET_COMPRESSION_LEVELS:
+            # Floe refuses to set a level on such a codec; a table configured elsewhere writes as Java does.
+            level = None
+        else:
+            P.validate_compression(properties)
         return cls(
             compression=_CODECS.get(codec, codec),
             compression_level=int(level) if level not in (None, "") else None,
@@ -56,10 +76,14 @@ class ParquetSettings:
             target_file_bytes=P.property_int(
                 properties, P.WRITE_TARGET_FILE_SIZE_BYTES, P.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
             ),
+            bloom_filter_max_bytes=P.property_int(
+                properties, P.PARQUET_BLOOM_FILTER_MAX_BYTES, P.PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT
+            ),
+            bloom_filter_adaptive=P.property_bool(properties, P.PARQUET_BLOOM_FILTER_ADAPTIVE_ENABLED, False),
         )
 
-    def writer_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``pq.ParquetWriter``."""
+    def writer_options(self, bloom_filters: Sequence[BloomFilterColumn] = ()) -> dict[str, Any]:
+        """Keyword arguments for ``pq.ParquetWriter``, with the Bloom filters of the file's columns."""
         opts: dict[str, Any] = {
             "compression": self.compression,
             "data_page_size": self.page_bytes,
@@ -69,6 +93,16 @@ class ParquetSettings:
         }
         if self.compression_level is not None:
             opts["compression_level"] = self.compression_level
+        if bloom_filters:
+            # pyarrow sizes a filter by an NDV, at most the chunk's value count: the NDV that fills max-bytes
+            # stands for "no NDV" (parquet-mr then takes all of max-bytes) and caps a given one.
+            opts["bloom_filter_options"] = {
+                c.parquet_path: {
+                    "ndv": min(c.ndv or sys.maxsize, ndv_filling_bytes(self.bloom_filter_max_bytes, c.fpp)),
+                    "fpp": c.fpp,
+                }
+                for c in bloom_filters
+            }
         return opts
 
 
@@ -138,7 +172,8 @@ class ParquetFileWriter:
         if parent and not isinstance(fs, pafs.S3FileSystem):
             fs.create_dir(parent, recursive=True)
         self._stream = fs.open_output_stream(path)
-        self._writer = pq.ParquetWriter(self._stream, arrow_schema, **settings.writer_options())
+        options = settings.writer_options(bloom_filter_columns(schema, properties))
+        self._writer = pq.ParquetWriter(self._stream, arrow_schema, **options)
         self._buffer: list[pa.RecordBatch | pa.Table] = []
         self.buffered_bytes = 0
         self._buffered_rows = 0

@@ -91,7 +91,7 @@ class TaskWriter:
         self.sort_order_id = sort_order_id
         self.memory_budget_bytes = memory_budget_bytes
         refuse_geospatial(schema, table_name)
-        self.settings = ParquetSettings.from_properties(properties)
+        self.settings = ParquetSettings.from_properties(properties, table_name=table_name)
         # Files of rewritten rows carry their lineage columns too; metrics and partitions stay the table's.
         self.file_schema = Schema(*schema.fields, *LINEAGE_FIELDS, schema_id=schema.schema_id) if lineage else schema
         self.arrow_schema = schema_to_arrow(self.file_schema)

@@ -55,6 +55,7 @@ from floe.spark.scan.file_uris import spark_location
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.types import FIELD_ID_METADATA_KEY
 from floe.spark.write.dataframe_write import cleanup_operation_files
+from floe.spark.write.parquet_options import spark_parquet_options
 from floe.spark.write.transforms import ensure_workers_import_floe
 from floe.spec import properties as P
 from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, POSITION_DELETE_POS_ID, DataFile, FileContent
@@ -244,7 +245,7 @@ def write_position_deletes(
     """
     groups = _groups(tasks, per_file)
     props = dict(table.properties)
-    settings = ParquetSettings.from_properties(props)
+    settings = ParquetSettings.from_properties(props, table_name=table.name(), deletes=True)
     locations = LocationProvider.for_table(table.location(), props)
     op_id = str(uuid.uuid4())
     spark = positions.sparkSession
@@ -254,13 +255,12 @@ def write_position_deletes(
     staging = join(locations.data_dir, f"{_STAGING_PREFIX}{op_id}")
     created: list[str] = [staging]
     out = _clustered(table, positions)
-    codec = {"none": "uncompressed"}.get(settings.compression, settings.compression)
     configure_native_s3(positions.sparkSession, [staging], table.io.properties)
     try:
         (
             out.write.mode("error")  # "error": the spelling Spark Connect also accepts
             .format("parquet")
-            .option("compression", codec)
+            .options(**spark_parquet_options(settings))
             .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
             .partitionBy(_GROUP)
             .save(spark_location(staging))
@@ -446,9 +446,10 @@ def write_position_deletes_on_driver(
     # Groups dealt round-robin to a few writers (a file each per group: many small files write in parallel).
     ordered = sorted(by_group)
     shares = [ordered[k::_DRIVER_WRITERS] for k in range(min(_DRIVER_WRITERS, len(ordered)))]
+    settings = ParquetSettings.from_properties(props, table_name=table.name(), deletes=True)
     jobs = [
         _WorkerDeleteWriter(
-            io_properties=dict(table.io.properties), settings=ParquetSettings.from_properties(props),
+            io_properties=dict(table.io.properties), settings=settings,
             locations=LocationProvider.for_table(table.location(), props), operation_id=op_id, groups=group_info,
             driver_part=k,
         )

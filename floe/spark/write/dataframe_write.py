@@ -64,8 +64,10 @@ from floe.spark.scan.file_uris import spark_location
 from floe.spark.scan.row_columns import ROW_ID_STORED, ROW_SEQ_STORED, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
 from floe.spark.write.layout import decode_partition_dirs, hidden_partition_columns
+from floe.spark.write.parquet_options import spark_parquet_options
 from floe.spark.write.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spec import properties as P
+from floe.spec.bloom_filters import bloom_filter_columns
 from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.row_lineage import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID
@@ -104,7 +106,6 @@ __all__ = [
 
 _NULL_MARKER = "FLOE_REQUIRED_NULL"
 _STAGING_PREFIX = ".floe-staging-"
-_SPARK_CODECS = {"none": "uncompressed", "uncompressed": "uncompressed"}
 # Hadoop's default file:// system checksums every byte into .crc side files, each created with one more
 # forked `chmod`; the move to Iceberg's layout leaves them behind, so they are pure cost (960-file write,
 # bench/write.py: -8% CPU at 20M rows, -25% at 200k). Without the cache flag FileSystem.get returns the
@@ -377,7 +378,7 @@ def _write_native(
     table: Table, df: DataFrame, schema: Schema, spec: PartitionSpec, op_id: str, options: Mapping[str, str],
     created: list[str], props: dict[str, str],
 ) -> list[DataFile]:
-    settings = ParquetSettings.from_properties(props)
+    settings = ParquetSettings.from_properties(props, table_name=table.name())
     locations = LocationProvider.for_table(table.location(), props)
     hidden = hidden_partition_columns(spec, schema) if spec.is_partitioned else []
     names = [n for n, _ in hidden]
@@ -386,11 +387,10 @@ def _write_native(
     out, _ = _distribute(out, [F.col(n) for n in names], sort, mode)
     staging = join(locations.data_dir, f"{_STAGING_PREFIX}{op_id}")
     created.append(staging)
-    codec = _SPARK_CODECS.get(settings.compression, settings.compression)
     writer = (
         out.write.mode("error")  # "error": the spelling Spark Connect also accepts
         .format("parquet")
-        .option("compression", codec)
+        .options(**spark_parquet_options(settings, bloom_filter_columns(schema, props)))
         .option("parquet.block.size", str(settings.row_group_bytes))
         .option("parquet.page.size", str(settings.page_bytes))
         .option("parquet.dictionary.page.size", str(settings.dict_bytes))
@@ -623,6 +623,7 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
         format_version=table.format_version, spark_types=True,
     )
     props = _write_properties(table, opts)
+    ParquetSettings.from_properties(props, table_name=table.name())  # bad settings refused before any task runs
     data_dir = LocationProvider.for_table(table.location(), props).data_dir
     reachable = spark_reaches(spark, data_dir)
     path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) or not reachable else "native")
