@@ -36,6 +36,12 @@ __all__ = [
     "DELETE_GRANULARITY_DEFAULT",
     "DELETE_ISOLATION_LEVEL",
     "DELETE_MODE",
+    "DELETE_PARQUET_COMPRESSION",
+    "DELETE_PARQUET_COMPRESSION_LEVEL",
+    "DELETE_PARQUET_DICT_SIZE_BYTES",
+    "DELETE_PARQUET_PAGE_ROW_LIMIT",
+    "DELETE_PARQUET_PAGE_SIZE_BYTES",
+    "DELETE_PARQUET_ROW_GROUP_SIZE_BYTES",
     "DELETE_TARGET_FILE_SIZE_BYTES",
     "DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT",
     "ENCRYPTION_TABLE_KEY",
@@ -84,12 +90,15 @@ __all__ = [
     "PARQUET_BLOOM_FILTER_MAX_BYTES",
     "PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT",
     "PARQUET_CODECS",
+    "PARQUET_COLUMN_STATS_ENABLED_PREFIX",
     "PARQUET_COMPRESSION",
     "PARQUET_COMPRESSION_DEFAULT",
     "PARQUET_COMPRESSION_LEVEL",
     "PARQUET_COMPRESSION_LEVELS",
     "PARQUET_DICT_SIZE_BYTES",
     "PARQUET_DICT_SIZE_BYTES_DEFAULT",
+    "PARQUET_PAGE_ROW_LIMIT",
+    "PARQUET_PAGE_ROW_LIMIT_DEFAULT",
     "PARQUET_PAGE_SIZE_BYTES",
     "PARQUET_PAGE_SIZE_BYTES_DEFAULT",
     "PARQUET_ROW_GROUP_SIZE_BYTES",
@@ -118,13 +127,16 @@ __all__ = [
     "WRITE_DISTRIBUTION_MODE",
     "WRITE_DISTRIBUTION_MODE_DEFAULT",
     "WRITE_FOLDER_STORAGE_LOCATION",
+    "WRITE_LOCATION_PROVIDER_IMPL",
     "WRITE_METADATA_LOCATION",
     "WRITE_OBJECT_STORAGE_LOCATION",
     "WRITE_PARTITION_SUMMARY_LIMIT",
     "WRITE_PARTITION_SUMMARY_LIMIT_DEFAULT",
     "WRITE_TARGET_FILE_SIZE_BYTES",
     "WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT",
+    "check_location_provider",
     "check_written_format",
+    "parquet_codec_and_level",
     "persisted_properties",
     "property_bool",
     "property_int",
@@ -174,6 +186,17 @@ DELETE_TARGET_FILE_SIZE_BYTES_DEFAULT = 64 * 1024 * 1024
 PARQUET_COMPRESSION = "write.parquet.compression-codec"
 PARQUET_COMPRESSION_DEFAULT = "zstd"
 PARQUET_COMPRESSION_LEVEL = "write.parquet.compression-level"
+# Delete files take write.delete.parquet.<x> where set, else write.parquet.<x> (codec, level and sizes).
+DELETE_PARQUET_COMPRESSION = "write.delete.parquet.compression-codec"
+DELETE_PARQUET_COMPRESSION_LEVEL = "write.delete.parquet.compression-level"
+DELETE_PARQUET_ROW_GROUP_SIZE_BYTES = "write.delete.parquet.row-group-size-bytes"
+DELETE_PARQUET_PAGE_SIZE_BYTES = "write.delete.parquet.page-size-bytes"
+DELETE_PARQUET_DICT_SIZE_BYTES = "write.delete.parquet.dict-size-bytes"
+DELETE_PARQUET_PAGE_ROW_LIMIT = "write.delete.parquet.page-row-limit"
+PARQUET_PAGE_ROW_LIMIT = "write.parquet.page-row-limit"
+PARQUET_PAGE_ROW_LIMIT_DEFAULT = 20_000
+PARQUET_COLUMN_STATS_ENABLED_PREFIX = "write.parquet.stats-enabled.column."  # + column name: false drops its stats
+WRITE_LOCATION_PROVIDER_IMPL = "write.location-provider.impl"  # a Java class: refused (Floe cannot load one)
 PARQUET_ROW_GROUP_SIZE_BYTES = "write.parquet.row-group-size-bytes"
 PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT = 128 * 1024 * 1024
 PARQUET_PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"
@@ -293,7 +316,9 @@ _INTEGER_KEYS = frozenset({
     WRITE_PARTITION_SUMMARY_LIMIT, COMMIT_NUM_RETRIES, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS,
     COMMIT_TOTAL_RETRY_TIME_MS, COMMIT_NUM_STATUS_CHECKS, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES,
     SPLIT_SIZE, SPLIT_OPEN_FILE_COST, SPLIT_LOOKBACK, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS,
-    REWRITE_EQUALITY_DELETES_COMMIT_COUNT, PARQUET_BLOOM_FILTER_MAX_BYTES,
+    REWRITE_EQUALITY_DELETES_COMMIT_COUNT, PARQUET_BLOOM_FILTER_MAX_BYTES, PARQUET_PAGE_ROW_LIMIT,
+    DELETE_PARQUET_ROW_GROUP_SIZE_BYTES, DELETE_PARQUET_PAGE_SIZE_BYTES, DELETE_PARQUET_DICT_SIZE_BYTES,
+    DELETE_PARQUET_PAGE_ROW_LIMIT,
 })
 _NON_NEGATIVE_KEYS = frozenset({REWRITE_EQUALITY_DELETES_COMMIT_COUNT})
 _CHOICES = {
@@ -309,6 +334,7 @@ _CHOICES = {
     UPDATE_ISOLATION_LEVEL: ("serializable", "snapshot"),
     MERGE_ISOLATION_LEVEL: ("serializable", "snapshot"),
     PARQUET_COMPRESSION: PARQUET_CODECS,
+    DELETE_PARQUET_COMPRESSION: PARQUET_CODECS,
 }
 
 
@@ -322,7 +348,8 @@ def validate_property_values(properties: Mapping[str, str]) -> None:
         ValidationError: a value of the wrong kind (names the key, the value and what is expected).
     """
     for key, value in properties.items():
-        if key in _BOOLEAN_KEYS or key.startswith(PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX):
+        if key in _BOOLEAN_KEYS or key.startswith((PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX,
+                                                    PARQUET_COLUMN_STATS_ENABLED_PREFIX)):
             property_bool(properties, key, False)
         elif key in _INTEGER_KEYS:
             if property_int(properties, key, 0) < 0 and key in _NON_NEGATIVE_KEYS:
@@ -336,6 +363,11 @@ def validate_property_values(properties: Mapping[str, str]) -> None:
     for key in (DEFAULT_FILE_FORMAT, DELETE_DEFAULT_FILE_FORMAT):
         if key in properties:
             check_written_format(properties, key)
+    if WRITE_LOCATION_PROVIDER_IMPL in properties:
+        check_location_provider(properties)
+    for key in (PARQUET_COMPRESSION_LEVEL, DELETE_PARQUET_COMPRESSION_LEVEL):
+        if str(properties.get(key, "")).strip():
+            property_int(properties, key, 0)
     if PARQUET_BLOOM_FILTER_MAX_BYTES in properties and property_int(properties, PARQUET_BLOOM_FILTER_MAX_BYTES, 1) <= 0:
         raise ValidationError(
             f"Table property {PARQUET_BLOOM_FILTER_MAX_BYTES} must be a positive integer, "
@@ -361,29 +393,59 @@ def check_written_format(properties: Mapping[str, str], key: str = DEFAULT_FILE_
         )
 
 
-def validate_compression(properties: Mapping[str, str]) -> None:
-    """Refuse a ``write.parquet.compression-level`` the codec cannot take: out of the codec's range, or on a codec
-    without levels (snappy, lz4, uncompressed), where Iceberg Java stores it and writes as if it were absent.
+def check_location_provider(properties: Mapping[str, str], table_name: str = "") -> None:
+    """Refuse ``write.location-provider.impl``: it names a Java class, which Floe cannot load, and files placed by
+    another provider would not be where that class puts them.
+
+    Raises:
+        UnsupportedError: names the table and the class.
+    """
+    impl = properties.get(WRITE_LOCATION_PROVIDER_IMPL)
+    if impl is not None and str(impl).strip():
+        where = f"Table {table_name}: " if table_name else ""
+        raise UnsupportedError(
+            f"{where}{WRITE_LOCATION_PROVIDER_IMPL}={impl} is not supported: Floe cannot load a Java location "
+            f"provider; it places files by Iceberg's default layout or {OBJECT_STORE_ENABLED}=true"
+        )
+
+
+def parquet_codec_and_level(properties: Mapping[str, str], *, deletes: bool = False) -> tuple[str, str, str | None, str]:
+    """(codec, codec key, level or None, level key) of data files or, with ``deletes``, of delete files (the
+    ``write.delete.parquet.*`` keys where set, else the data files' ones, as Iceberg Java resolves them)."""
+    codec_key = DELETE_PARQUET_COMPRESSION if deletes and DELETE_PARQUET_COMPRESSION in properties else PARQUET_COMPRESSION
+    level_key = (
+        DELETE_PARQUET_COMPRESSION_LEVEL if deletes and DELETE_PARQUET_COMPRESSION_LEVEL in properties
+        else PARQUET_COMPRESSION_LEVEL
+    )
+    codec = str(properties.get(codec_key, PARQUET_COMPRESSION_DEFAULT)).strip().lower()
+    raw = properties.get(level_key)
+    level = str(raw).strip() if raw is not None and str(raw).strip() else None
+    return codec, codec_key, level, level_key
+
+
+def validate_compression(properties: Mapping[str, str], *, deletes: bool = False) -> None:
+    """Refuse a compression level the codec cannot take: out of the codec's range, or set on a codec without
+    levels (snappy, lz4, uncompressed), where Iceberg Java stores it and writes as if it were absent. A delete
+    codec without levels that inherits the data files' level writes without one, as in Java.
 
     Raises:
         ValidationError: names both properties, the level and the codec's range.
     """
-    raw = properties.get(PARQUET_COMPRESSION_LEVEL)
-    if raw is None or str(raw).strip() == "":
+    codec, codec_key, raw, level_key = parquet_codec_and_level(properties, deletes=deletes)
+    if raw is None:
         return
-    level = property_int(properties, PARQUET_COMPRESSION_LEVEL, 0)
-    codec = str(properties.get(PARQUET_COMPRESSION, PARQUET_COMPRESSION_DEFAULT)).strip().lower()
+    level = property_int(properties, level_key, 0)
     bounds = PARQUET_COMPRESSION_LEVELS.get(codec)
     if bounds is None:
+        if deletes and level_key == PARQUET_COMPRESSION_LEVEL and codec_key == DELETE_PARQUET_COMPRESSION:
+            return
         raise ValidationError(
-            f"Table property {PARQUET_COMPRESSION_LEVEL}={raw} has no effect with {PARQUET_COMPRESSION}={codec}: "
+            f"Table property {level_key}={raw} has no effect with {codec_key}={codec}: "
             f"only {', '.join(PARQUET_COMPRESSION_LEVELS)} have levels (remove the level or change the codec)"
         )
     low, high = bounds
     if not low <= level <= high:
-        raise ValidationError(
-            f"Table property {PARQUET_COMPRESSION_LEVEL}={raw} is out of range for {codec} ({low} to {high})"
-        )
+        raise ValidationError(f"Table property {level_key}={raw} is out of range for {codec} ({low} to {high})")
 
 
 def property_str(properties: Mapping[str, str], key: str, default: str) -> str:

@@ -9,8 +9,8 @@ import pyarrow as pa
 from floe.errors import ValidationError
 from floe.io.arrow_schema import arrow_to_schema
 from floe.spec import properties as props
-from floe.spec.bloom_filters import check_bloom_filter_columns
 from floe.spec.metadata_builder import MetadataBuilder, new_table_metadata
+from floe.spec.parquet_columns import check_column_properties
 from floe.spec.partitioning import UNPARTITIONED_SPEC, PartitionField, PartitionSpec
 from floe.spec.refs import MAIN_BRANCH
 from floe.spec.schema import Schema, assign_fresh_ids, walk_fields
@@ -50,7 +50,8 @@ def validate_writer_properties(
     schema: Schema, properties: Mapping[str, str], table_name: str, *, changed: Mapping[str, str] | None = None
 ) -> None:
     """Refuse properties Floe could not use later: values of the wrong kind (``changed``, default all of them),
-    a compression level the codec cannot take, a Bloom filter on a column the schema lacks.
+    a compression level the codec cannot take (of data or delete files), a Bloom filter or statistics setting on
+    a column the schema lacks.
 
     Raises:
         ValidationError: names the table, the property and the value.
@@ -59,7 +60,9 @@ def validate_writer_properties(
     props.validate_property_values(dict(changed))
     if props.PARQUET_COMPRESSION in changed or props.PARQUET_COMPRESSION_LEVEL in changed:
         props.validate_compression(properties)
-    check_bloom_filter_columns(schema, changed, table_name)
+    if {props.DELETE_PARQUET_COMPRESSION, props.DELETE_PARQUET_COMPRESSION_LEVEL} & changed.keys():
+        props.validate_compression(properties, deletes=True)
+    check_column_properties(schema, changed, table_name)
 
 
 def create_table_metadata(

@@ -56,7 +56,12 @@ class LocationProvider:
 
     @classmethod
     def for_table(cls, location: str, properties: Mapping[str, str]) -> LocationProvider:
-        """The provider a table's properties ask for."""
+        """The provider a table's properties ask for.
+
+        Raises:
+            UnsupportedError: ``write.location-provider.impl`` names a Java class.
+        """
+        P.check_location_provider(properties, location)
         object_storage = P.property_bool(properties, P.OBJECT_STORE_ENABLED, P.OBJECT_STORE_ENABLED_DEFAULT)
         # Iceberg Java's order: write.data.path, then (object-store layout only) write.object-storage.path,
         # then write.folder-storage.path, then <table>/data.

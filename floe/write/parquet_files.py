@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,8 +24,8 @@ from floe.io.fileio import FileIO
 from floe.io.name_mapping import NameMapping
 from floe.io.parquet_metrics import NanCounter, footer_metrics
 from floe.spec import properties as P
-from floe.spec.bloom_filters import BloomFilterColumn, bloom_filter_columns, ndv_filling_bytes
 from floe.spec.manifest import DataFile, FileContent, FileFormat
+from floe.spec.parquet_columns import ColumnSettings, column_settings, ndv_filling_bytes
 from floe.spec.schema import Schema
 
 __all__ = ["ParquetFileWriter", "ParquetSettings", "data_file_from_footer"]
@@ -36,23 +36,26 @@ _CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "br
 
 @dataclass(frozen=True, slots=True)
 class ParquetSettings:
-    """Parquet writer settings resolved from table properties."""
+    """Parquet writer settings resolved from table properties, for data files or delete files."""
 
     compression: str = "zstd"
     compression_level: int | None = None
     row_group_bytes: int = P.PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT
     page_bytes: int = P.PARQUET_PAGE_SIZE_BYTES_DEFAULT
+    page_rows: int = P.PARQUET_PAGE_ROW_LIMIT_DEFAULT
     dict_bytes: int = P.PARQUET_DICT_SIZE_BYTES_DEFAULT
     target_file_bytes: int = P.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
     bloom_filter_max_bytes: int = P.PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT
     bloom_filter_adaptive: bool = False  # parquet-mr's sizing to the actual NDV (pyarrow's only way)
+    # Delete files get neither Bloom filters nor per-column statistics settings (as in Iceberg Java).
+    column_settings: bool = True
 
     @classmethod
     def from_properties(
         cls, properties: Mapping[str, str], *, table_name: str = "", deletes: bool = False
     ) -> ParquetSettings:
         """Read the ``write.parquet.*`` and ``write.target-file-size-bytes`` properties, for data files or (with
-        ``deletes``) delete files of ``table_name``.
+        ``deletes``) delete files of ``table_name``, which take ``write.delete.parquet.*`` where set.
 
         Raises:
             ValidationError: a compression level out of its codec's range.
@@ -60,19 +63,26 @@ class ParquetSettings:
                 ``write.delete.format.default``).
         """
         P.check_written_format(properties, P.DELETE_DEFAULT_FILE_FORMAT if deletes else P.DEFAULT_FILE_FORMAT, table_name)
-        codec = properties.get(P.PARQUET_COMPRESSION, P.PARQUET_COMPRESSION_DEFAULT).strip().lower()
-        level = properties.get(P.PARQUET_COMPRESSION_LEVEL)
+        codec, _, level, _ = P.parquet_codec_and_level(properties, deletes=deletes)
         if codec not in P.PARQUET_COMPRESSION_LEVELS:
             # Floe refuses to set a level on such a codec; a table configured elsewhere writes as Java does.
             level = None
         else:
-            P.validate_compression(properties)
+            P.validate_compression(properties, deletes=deletes)
+
+        def size(data_key: str, delete_key: str, default: int) -> int:
+            key = delete_key if deletes and delete_key in properties else data_key
+            return P.property_int(properties, key, default)
+
         return cls(
             compression=_CODECS.get(codec, codec),
-            compression_level=int(level) if level not in (None, "") else None,
-            row_group_bytes=P.property_int(properties, P.PARQUET_ROW_GROUP_SIZE_BYTES, P.PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT),
-            page_bytes=P.property_int(properties, P.PARQUET_PAGE_SIZE_BYTES, P.PARQUET_PAGE_SIZE_BYTES_DEFAULT),
-            dict_bytes=P.property_int(properties, P.PARQUET_DICT_SIZE_BYTES, P.PARQUET_DICT_SIZE_BYTES_DEFAULT),
+            compression_level=int(level) if level is not None else None,
+            row_group_bytes=size(
+                P.PARQUET_ROW_GROUP_SIZE_BYTES, P.DELETE_PARQUET_ROW_GROUP_SIZE_BYTES, P.PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT
+            ),
+            page_bytes=size(P.PARQUET_PAGE_SIZE_BYTES, P.DELETE_PARQUET_PAGE_SIZE_BYTES, P.PARQUET_PAGE_SIZE_BYTES_DEFAULT),
+            page_rows=size(P.PARQUET_PAGE_ROW_LIMIT, P.DELETE_PARQUET_PAGE_ROW_LIMIT, P.PARQUET_PAGE_ROW_LIMIT_DEFAULT),
+            dict_bytes=size(P.PARQUET_DICT_SIZE_BYTES, P.DELETE_PARQUET_DICT_SIZE_BYTES, P.PARQUET_DICT_SIZE_BYTES_DEFAULT),
             target_file_bytes=P.property_int(
                 properties, P.WRITE_TARGET_FILE_SIZE_BYTES, P.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
             ),
@@ -80,20 +90,27 @@ class ParquetSettings:
                 properties, P.PARQUET_BLOOM_FILTER_MAX_BYTES, P.PARQUET_BLOOM_FILTER_MAX_BYTES_DEFAULT
             ),
             bloom_filter_adaptive=P.property_bool(properties, P.PARQUET_BLOOM_FILTER_ADAPTIVE_ENABLED, False),
+            column_settings=not deletes,
         )
 
-    def writer_options(self, bloom_filters: Sequence[BloomFilterColumn] = ()) -> dict[str, Any]:
-        """Keyword arguments for ``pq.ParquetWriter``, with the Bloom filters of the file's columns."""
+    def writer_options(
+        self, columns: ColumnSettings | None = None, arrow_schema: pa.Schema | None = None
+    ) -> dict[str, Any]:
+        """Keyword arguments for ``pq.ParquetWriter``, with the Bloom filters and statistics settings of the file's
+        columns (``arrow_schema`` lists the columns that keep statistics)."""
         opts: dict[str, Any] = {
             "compression": self.compression,
             "data_page_size": self.page_bytes,
+            "max_rows_per_page": self.page_rows,
             "dictionary_pagesize_limit": self.dict_bytes,
             "write_statistics": True,
             "store_schema": False,  # Iceberg readers need no Arrow schema blob; ids live in the Parquet schema
         }
         if self.compression_level is not None:
             opts["compression_level"] = self.compression_level
-        if bloom_filters:
+        if columns is None or not self.column_settings:
+            return opts
+        if columns.bloom_filters:
             # pyarrow sizes a filter by an NDV, at most the chunk's value count: the NDV that fills max-bytes
             # stands for "no NDV" (parquet-mr then takes all of max-bytes) and caps a given one.
             opts["bloom_filter_options"] = {
@@ -101,9 +118,34 @@ class ParquetSettings:
                     "ndv": min(c.ndv or sys.maxsize, ndv_filling_bytes(self.bloom_filter_max_bytes, c.fpp)),
                     "fpp": c.fpp,
                 }
-                for c in bloom_filters
+                for c in columns.bloom_filters
             }
+        if columns.without_statistics and arrow_schema is not None:
+            off = set(columns.without_statistics)
+            opts["write_statistics"] = [p for p in arrow_leaf_paths(arrow_schema) if p not in off]
         return opts
+
+
+def arrow_leaf_paths(schema: pa.Schema) -> list[str]:
+    """The Parquet column paths pyarrow writes for ``schema`` (lists as ``list.element``, maps as
+    ``key_value.key``/``key_value.value``)."""
+    out: list[str] = []
+
+    def visit(t: pa.DataType, path: str) -> None:
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                visit(t.field(i).type, f"{path}.{t.field(i).name}")
+        elif pa.types.is_map(t):
+            visit(t.key_type, f"{path}.key_value.key")
+            visit(t.item_type, f"{path}.key_value.value")
+        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            visit(t.value_type, f"{path}.list.element")
+        else:
+            out.append(path)
+
+    for f in schema:
+        visit(f.type, f.name)
+    return out
 
 
 def data_file_from_footer(
@@ -172,7 +214,7 @@ class ParquetFileWriter:
         if parent and not isinstance(fs, pafs.S3FileSystem):
             fs.create_dir(parent, recursive=True)
         self._stream = fs.open_output_stream(path)
-        options = settings.writer_options(bloom_filter_columns(schema, properties))
+        options = settings.writer_options(column_settings(schema, properties), arrow_schema)
         self._writer = pq.ParquetWriter(self._stream, arrow_schema, **options)
         self._buffer: list[pa.RecordBatch | pa.Table] = []
         self.buffered_bytes = 0

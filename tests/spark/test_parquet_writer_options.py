@@ -1,5 +1,6 @@
-"""Spark's native Parquet writer takes the table's compression level and Bloom filters (parquet-mr options), so an
-INSERT through Floe writes the files Iceberg Java writes for the same properties; bad values refused in SQL."""
+"""Spark's native Parquet writer takes the table's compression level, Bloom filters, page row limit and statistics
+settings (parquet-mr options), and delete files their own codec: an INSERT through Floe writes the files Iceberg
+Java writes for the same properties; bad values are refused in SQL."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from floe.errors import ValidationError
 from floe.sql.engine import SqlSession
 from tests.conftest import Jsql
+from tests.unit._parquet_pages import data_pages
 
 pytestmark = pytest.mark.spark
 
@@ -130,3 +132,36 @@ def test_bloom_filters_match_iceberg_java(session: SqlSession, jsql: Jsql, tmp_p
     assert _filter_lengths(java) == _filter_lengths(ours)
     assert not _excluded(java, "s", "s17") and _excluded(java, "s", "absent")
     assert session.sql(f"SELECT count(*) FROM parquet.`{java}` WHERE s = 's17'")[-1].rows == [(1,)]
+
+
+def test_insert_takes_page_rows_and_statistics_settings(session: SqlSession) -> None:
+    session.sql(
+        "CREATE TABLE pg (id bigint, s string, st struct<x:int>, u string) USING iceberg TBLPROPERTIES "
+        "('write.parquet.page-row-limit'='100', 'write.parquet.stats-enabled.column.st.x'='false')"
+    )
+    session.sql(f"INSERT INTO pg {ROWS}")
+    [path] = _files(session, "pg")
+    assert data_pages(path, 0) == 30  # 3,000 rows
+    md = pq.ParquetFile(path).metadata.row_group(0)
+    assert {md.column(i).path_in_schema: md.column(i).is_stats_set for i in range(md.num_columns)} == {
+        "id": True, "s": True, "st.x": False, "u": True,
+    }
+    assert session.sql("SELECT count(*) FROM pg WHERE st.x = 7")[-1].rows == [(1,)]
+
+
+def test_merge_on_read_deletes_take_the_delete_parquet_properties(session: SqlSession) -> None:
+    session.sql(
+        f"CREATE TABLE mor (id bigint, s string, st struct<x:int>, u string) USING iceberg TBLPROPERTIES ({JAVA_BLOOM}, "
+        "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.parquet.compression-codec'='zstd', "
+        "'write.delete.parquet.compression-codec'='snappy')"
+    )
+    session.sql(f"INSERT INTO mor {ROWS}")
+    session.sql("DELETE FROM mor WHERE id % 10 = 0")
+    table = session.catalog().load_table(("db", "mor"))  # type: ignore[attr-defined]
+    [task] = list(table.scan().plan_files())
+    [delete] = task.deletes
+    md = pq.ParquetFile(delete.data_file.file_path).metadata.row_group(0)
+    assert {md.column(i).compression for i in range(md.num_columns)} == {"SNAPPY"}
+    assert all(md.column(i).bloom_filter_length is None for i in range(md.num_columns))  # data files only, as Java
+    assert pq.ParquetFile(task.data_file.file_path).metadata.row_group(0).column(0).compression == "ZSTD"
+    assert session.sql("SELECT count(*) FROM mor")[-1].rows == [(2700,)]

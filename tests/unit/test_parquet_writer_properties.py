@@ -1,5 +1,6 @@
-"""Parquet writer properties on the pyarrow writer: compression levels and Bloom filters as Iceberg Java writes
-them (sizes as parquet-mr's), checked by DuckDB's Bloom filter probe; bad values refused when set."""
+"""Parquet writer properties on the pyarrow writer, as Iceberg Java writes them: compression levels, Bloom filters
+(checked by DuckDB's probe), the page row limit, columns without statistics, the delete files' own settings; bad
+values refused when set."""
 
 from __future__ import annotations
 
@@ -9,13 +10,20 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from _table_testing import sql_catalog
+from _parquet_pages import data_pages
+from _table_testing import entries, sql_catalog
 
 from floe.errors import UnsupportedError, ValidationError
-from floe.spec.bloom_filters import BloomFilterColumn, bloom_filter_columns, ndv_filling_bytes
+from floe.spec.parquet_columns import (
+    BloomFilterColumn,
+    bloom_filter_columns,
+    column_settings,
+    ndv_filling_bytes,
+)
 from floe.spec.schema import Schema
 from floe.spec.types import IntegerType, ListType, LongType, MapType, NestedField, StringType, StructType
 from floe.table.table import Table
+from floe.write.locations import LocationProvider
 from floe.write.parquet_files import ParquetSettings
 
 SCHEMA = Schema(
@@ -195,3 +203,55 @@ def test_a_table_set_to_orc_elsewhere_is_not_written_as_parquet(tmp_path: Path) 
     with pytest.raises(UnsupportedError, match="write.format.default=avro"):
         ParquetSettings.from_properties({"write.format.default": "avro"}, deletes=True)  # deletes follow it
     ParquetSettings.from_properties({"write.format.default": "avro", "write.delete.format.default": "parquet"}, deletes=True)
+
+
+def test_page_row_limit_cuts_pages(tmp_path: Path) -> None:
+    path = _one_file(_table(tmp_path, **{"write.parquet.page-row-limit": "100"}))
+    assert data_pages(path, 0) == 20  # 2,000 rows
+    default = _one_file(_table(tmp_path, "db.default"))
+    assert data_pages(default, 0) == 1  # Iceberg's default limit, 20,000 rows
+
+
+def test_statistics_off_for_a_column_leaves_its_bounds_out(tmp_path: Path) -> None:
+    table = _table(tmp_path, **{"write.parquet.stats-enabled.column.s": "false",
+                                "write.parquet.stats-enabled.column.st.x": "true"})
+    table.append(_rows())
+    [task] = list(table.scan().plan_files())
+    md = pq.ParquetFile(task.data_file.file_path).metadata.row_group(0)
+    stats = {md.column(i).path_in_schema: md.column(i).is_stats_set for i in range(md.num_columns)}
+    assert stats["s"] is False and stats["id"] and stats["st.x"] and stats["tags.list.element"]
+    [entry] = entries(table)
+    assert 2 not in (entry.data_file.lower_bounds or {}) and 1 in (entry.data_file.lower_bounds or {})
+    assert table.scan(row_filter="s = 's7'").to_arrow().num_rows == 1  # no bounds: the file is kept, not pruned
+
+
+def test_delete_files_take_the_delete_parquet_properties() -> None:
+    props = {
+        "write.parquet.compression-codec": "zstd", "write.parquet.compression-level": "9",
+        "write.delete.parquet.compression-codec": "snappy",
+        "write.parquet.row-group-size-bytes": "1000000", "write.delete.parquet.row-group-size-bytes": "2000000",
+        "write.delete.parquet.page-row-limit": "500", "write.parquet.page-size-bytes": "4096",
+    }
+    data = ParquetSettings.from_properties(props)
+    deletes = ParquetSettings.from_properties(props, deletes=True)
+    assert (data.compression, data.compression_level, data.row_group_bytes, data.page_rows) == ("zstd", 9, 1_000_000, 20_000)
+    # snappy inherits no level (Java's fallback gives it zstd's, which snappy ignores); page size falls back.
+    assert (deletes.compression, deletes.compression_level, deletes.row_group_bytes, deletes.page_rows) == (
+        "snappy", None, 2_000_000, 500
+    )
+    assert deletes.page_bytes == 4096 and not deletes.column_settings
+    assert "bloom_filter_options" not in deletes.writer_options(column_settings(SCHEMA, BLOOM))
+
+
+def test_delete_level_on_a_codec_without_levels_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="write.delete.parquet.compression-level=3 has no effect with "
+                                              "write.delete.parquet.compression-codec=lz4"):
+        _table(tmp_path, **{"write.delete.parquet.compression-codec": "lz4",
+                            "write.delete.parquet.compression-level": "3"})
+
+
+def test_a_java_location_provider_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedError, match="write.location-provider.impl=com.acme.Places is not supported"):
+        _table(tmp_path, **{"write.location-provider.impl": "com.acme.Places"})
+    with pytest.raises(UnsupportedError, match="Floe cannot load a Java location provider"):
+        LocationProvider.for_table("/wh/db/t", {"write.location-provider.impl": "com.acme.Places"})

@@ -261,6 +261,9 @@ def write_position_deletes(
             out.write.mode("error")  # "error": the spelling Spark Connect also accepts
             .format("parquet")
             .options(**spark_parquet_options(settings))
+            .option("parquet.block.size", str(settings.row_group_bytes))
+            .option("parquet.page.size", str(settings.page_bytes))
+            .option("parquet.dictionary.page.size", str(settings.dict_bytes))
             .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
             .partitionBy(_GROUP)
             .save(spark_location(staging))

@@ -67,8 +67,8 @@ from floe.spark.write.layout import decode_partition_dirs, hidden_partition_colu
 from floe.spark.write.parquet_options import spark_parquet_options
 from floe.spark.write.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spec import properties as P
-from floe.spec.bloom_filters import bloom_filter_columns
 from floe.spec.manifest import DataFile
+from floe.spec.parquet_columns import column_settings
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.row_lineage import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID
 from floe.spec.schema import Schema, walk_fields
@@ -390,7 +390,7 @@ def _write_native(
     writer = (
         out.write.mode("error")  # "error": the spelling Spark Connect also accepts
         .format("parquet")
-        .options(**spark_parquet_options(settings, bloom_filter_columns(schema, props)))
+        .options(**spark_parquet_options(settings, column_settings(schema, props)))
         .option("parquet.block.size", str(settings.row_group_bytes))
         .option("parquet.page.size", str(settings.page_bytes))
         .option("parquet.dictionary.page.size", str(settings.dict_bytes))

@@ -1,11 +1,10 @@
 """Floe's Parquet settings as options of Spark's Parquet writer (parquet-mr reads them from the job's
-configuration), so that Spark-written files take the table's codec, level and Bloom filters as pyarrow's do."""
+configuration), so that Spark-written files take the table's codec, level, page row limit, Bloom filters and
+statistics settings as pyarrow's do."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from floe.spec.bloom_filters import BloomFilterColumn
+from floe.spec.parquet_columns import ColumnSettings
 from floe.write.parquet_files import ParquetSettings
 
 __all__ = ["spark_parquet_options"]
@@ -16,9 +15,13 @@ _ZLIB_LEVELS = ("NO_COMPRESSION", "BEST_SPEED", "TWO", "THREE", "FOUR", "FIVE", 
                 "BEST_COMPRESSION")
 
 
-def spark_parquet_options(settings: ParquetSettings, bloom_filters: Sequence[BloomFilterColumn] = ()) -> dict[str, str]:
-    """``compression``, the codec's level and the Bloom filter options for ``DataFrameWriter.options``."""
-    options = {"compression": _SPARK_CODECS.get(settings.compression, settings.compression)}
+def spark_parquet_options(settings: ParquetSettings, columns: ColumnSettings | None = None) -> dict[str, str]:
+    """``compression``, the codec's level, the page row limit and the per-column options for
+    ``DataFrameWriter.options`` (sizes of row groups, pages and dictionaries are set by the caller)."""
+    options = {
+        "compression": _SPARK_CODECS.get(settings.compression, settings.compression),
+        "parquet.page.row.count.limit": str(settings.page_rows),
+    }
     level = settings.compression_level
     if level is not None and settings.compression == "zstd":
         options["parquet.compression.codec.zstd.level"] = str(level)
@@ -26,11 +29,15 @@ def spark_parquet_options(settings: ParquetSettings, bloom_filters: Sequence[Blo
         options["zlib.compress.level"] = _ZLIB_LEVELS[level]
     elif level is not None and settings.compression == "brotli":
         options["compression.brotli.quality"] = str(level)
-    if bloom_filters:
+    if columns is None or not settings.column_settings:
+        return options
+    if columns.bloom_filters:
         options["parquet.bloom.filter.max.bytes"] = str(settings.bloom_filter_max_bytes)
         if settings.bloom_filter_adaptive:
             options["parquet.bloom.filter.adaptive.enabled"] = "true"
-    for c in bloom_filters:
+    for path in columns.without_statistics:
+        options[f"parquet.column.statistics.enabled#{path}"] = "false"
+    for c in columns.bloom_filters:
         options[f"parquet.bloom.filter.enabled#{c.parquet_path}"] = "true"
         options[f"parquet.bloom.filter.fpp#{c.parquet_path}"] = repr(c.fpp)
         if c.ndv is not None:

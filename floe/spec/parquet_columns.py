@@ -1,8 +1,9 @@
-"""Parquet Bloom filters asked for by Iceberg's table properties: which Parquet columns get one, and how big.
+"""Per-column Parquet settings asked for by Iceberg's table properties: Bloom filters, and columns without
+statistics (``write.parquet.stats-enabled.column.<name>=false``).
 
-``write.parquet.bloom-filter-enabled.column.<name>=true`` names a primitive column by its Iceberg name (``id``,
-``st.x``, ``tags.element``, ``attrs.value``); its Parquet path follows the layout both of Floe's writers produce
-(``tags.list.element``, ``attrs.key_value.value``). ``...-fpp.column.<name>`` (default 0.01) and
+A property names a primitive column by its Iceberg name (``id``, ``st.x``, ``tags.element``, ``attrs.value``); its
+Parquet path follows the layout both of Floe's writers produce (``tags.list.element``, ``attrs.key_value.value``).
+``write.parquet.bloom-filter-enabled.column.<name>=true`` asks for a Bloom filter. ``...-fpp.column.<name>`` (default 0.01) and
 ``...-ndv.column.<name>`` size the bitset, at most ``write.parquet.bloom-filter-max-bytes`` (1 MiB). Without an
 NDV, parquet-mr (Spark's writer, as Iceberg Java's) takes all of max-bytes unless
 ``write.parquet.bloom-filter-adaptive-enabled`` asks it to size for the chunk's actual NDV; pyarrow always sizes for
@@ -20,7 +21,10 @@ from floe.spec import properties as P
 from floe.spec.schema import Schema
 from floe.spec.types import IcebergType, ListType, MapType, StructType
 
-__all__ = ["BloomFilterColumn", "bloom_filter_columns", "check_bloom_filter_columns", "ndv_filling_bytes"]
+__all__ = [
+    "BloomFilterColumn", "ColumnSettings", "bloom_filter_columns", "check_column_properties", "column_settings",
+    "ndv_filling_bytes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,34 +58,56 @@ def _parquet_paths(t: IcebergType, prefix: str) -> Iterator[tuple[int, str]]:
             yield from _parquet_paths(f.field_type, path + ".")
 
 
-def _enabled_names(properties: Mapping[str, str]) -> list[str]:
-    prefix = P.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX
-    return [k[len(prefix):] for k in properties if k.startswith(prefix) and P.property_bool(properties, k, False)]
+@dataclass(frozen=True, slots=True)
+class ColumnSettings:
+    """The per-column settings of one file: Bloom filters, and the Parquet paths written without statistics."""
+
+    bloom_filters: tuple[BloomFilterColumn, ...] = ()
+    without_statistics: tuple[str, ...] = ()
 
 
-def check_bloom_filter_columns(schema: Schema, properties: Mapping[str, str], table_name: str) -> None:
-    """Refuse a Bloom filter asked for a column the schema lacks or one that is not primitive (a struct, list or
-    map has no Parquet column of its own; Iceberg Java stores such a property and writes no filter).
+def _named(properties: Mapping[str, str], prefix: str, value: bool) -> list[str]:
+    """The column names of the ``prefix`` properties set to ``value``."""
+    return [k[len(prefix):] for k in properties if k.startswith(prefix) and P.property_bool(properties, k, not value) is value]
+
+
+def check_column_properties(schema: Schema, properties: Mapping[str, str], table_name: str) -> None:
+    """Refuse a Bloom filter or statistics setting for a column the schema lacks or one that is not primitive (a
+    struct, list or map has no Parquet column of its own; Iceberg Java stores such a property and ignores it).
 
     Raises:
         ValidationError: names the table, the property and the column.
     """
-    for name in _enabled_names(properties):
-        key = P.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX + name
-        field = schema.find_field_or_none(name)
-        if field is None:
-            raise ValidationError(f"Table {table_name}: {key} names no column of the table (Bloom filters need one)")
-        if not field.field_type.is_primitive:
-            raise ValidationError(
-                f"Table {table_name}: {key} names {field.field_type}, not a primitive column: Bloom filters go on "
-                f"leaf columns (such as {name}.<field>, {name}.element or {name}.value)"
-            )
+    for prefix in (P.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX, P.PARQUET_COLUMN_STATS_ENABLED_PREFIX):
+        for name in [k[len(prefix):] for k in properties if k.startswith(prefix)]:
+            key = prefix + name
+            field = schema.find_field_or_none(name)
+            if field is None:
+                raise ValidationError(f"Table {table_name}: {key} names no column of the table")
+            if not field.field_type.is_primitive:
+                raise ValidationError(
+                    f"Table {table_name}: {key} names {field.field_type}, not a primitive column: the setting goes "
+                    f"on leaf columns (such as {name}.<field>, {name}.element or {name}.value)"
+                )
+
+
+def column_settings(schema: Schema, properties: Mapping[str, str]) -> ColumnSettings:
+    """The Bloom filters and statistics settings of a data file of ``schema``."""
+    off = _named(properties, P.PARQUET_COLUMN_STATS_ENABLED_PREFIX, False)
+    if not off:
+        return ColumnSettings(bloom_filter_columns(schema, properties))
+    paths = dict(_parquet_paths(schema.as_struct(), ""))
+    fields = [schema.find_field_or_none(name) for name in off]
+    return ColumnSettings(
+        bloom_filter_columns(schema, properties),
+        tuple(paths[f.field_id] for f in fields if f is not None and f.field_id in paths),
+    )
 
 
 def bloom_filter_columns(schema: Schema, properties: Mapping[str, str]) -> tuple[BloomFilterColumn, ...]:
     """The Bloom filters a file of ``schema`` gets. A column named by a property but gone from the schema since
     (dropped or renamed) gets none, as in Iceberg Java; setting such a property is refused up front."""
-    names = _enabled_names(properties)
+    names = _named(properties, P.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX, True)
     if not names:
         return ()
     paths = dict(_parquet_paths(schema.as_struct(), ""))
