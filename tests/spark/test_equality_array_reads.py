@@ -161,3 +161,35 @@ def test_the_packed_array_is_kept_for_reads_of_the_same_delete_files(
     for _ in range(2):
         assert sorted(r[0] for r in floe.spark.read(spark, t).collect()) == [i for i in range(-3, 13) if i not in (-3, 5, 7, 10)]
     assert packs == [1, 2, 3, 3]
+
+
+def _compiles(spark: SparkSession) -> int:
+    """Classes Spark's code generator has compiled in this JVM (its cache hits are not counted)."""
+    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics  # type: ignore[union-attr]
+    return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+
+def test_a_read_after_more_deletes_compiles_no_new_code(spark: SparkSession, tmp_path: Path) -> None:
+    """The array's numbers (key range, lane layout) come from a header of its words, and the words by a join of
+    their relation, not a scalar subquery: a read after a commit of more deletes, with another key range and
+    another rank for each key, runs the code Spark compiled for the read before it."""
+    schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "v", StringType()))
+    cat = HadoopCatalog("c", warehouse=str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.code", schema, properties={"format-version": "2"})
+    t.append(pa.table({"id": pa.array(range(5000), pa.int64()), "v": [f"v{i % 7}" for i in range(5000)]},
+                      schema=pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])))
+    kept = set(range(5000))
+
+    def delete_and_read(name: str, ids: list[int]) -> int:
+        write_equality_delete(t, name, pa.table({"id": pa.array(ids, pa.int64())}), schema=schema, equality_ids=(1,),
+                              partition=(), spec_id=0)
+        kept.difference_update(ids)
+        df = floe.spark.read(spark, t.refresh())
+        assert "LocalRelation [_floe_words" in _plan(df) and "LeftAnti" not in _plan(df)
+        before = _compiles(spark)
+        assert sorted(r["id"] for r in df.collect()) == sorted(kept)
+        return _compiles(spark) - before
+
+    delete_and_read("eq-1.parquet", [10, 20, 30])
+    assert delete_and_read("eq-2.parquet", [25, *range(1000, 1400, 3)]) == 0  # wider range, a second rank

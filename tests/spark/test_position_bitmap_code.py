@@ -60,6 +60,41 @@ def test_a_read_after_more_deletes_compiles_no_new_code(session: SqlSession, spa
     assert compiled == 0
 
 
+@pytest.mark.parametrize("kind", ["chain", "size-slots"])
+def test_more_files_with_deletes_run_the_same_code(session: SqlSession, spark: SparkSession, kind: str) -> None:
+    """A chain of 2 files and one of 4 compare paths read from the words' relation (padded to
+    CHAINED_FILES); a size table without shared sizes and one with them hold the hash slots' numbers in the
+    header: each pair runs one compiled code. (Every file has deletes in both reads: a read of files with
+    and without deletes is a union, another plan.)"""
+    name = f"db.same_shape_{kind.replace('-', '_')}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
+                "'write.delete.mode'='merge-on-read')")
+    sized = [[10_000 * i + j for j in range(200 + 37 * i)] for i in range(8)]
+    # An INSERT writes two files here (local[2]). Chain: 2 files, then 4. Size slots: 16 files, then four
+    # more, two by two of one size (their rows find their slots by a hash of the path).
+    first, later = (sized[:1], sized[1:2]) if kind == "chain" else (sized, [[10_000 * i + j for j in range(150)] for i in (20, 21)])
+    ids: list[int] = []
+
+    def insert_and_delete(batches: list[list[int]], modulus: int) -> tuple[list[int], int]:
+        for batch in batches:
+            session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({x}, 't{x % 3}')" for x in batch))
+            ids.extend(batch)
+        session.sql(f"DELETE FROM {name} WHERE id % {modulus} = 0")  # every file gets deletes
+        ids[:] = [x for x in ids if x % modulus != 0]
+        df = floe.spark.read(spark, session.catalog().load_table(name))
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert "Union" not in plan and ("pmod(_floe_fsize" in plan) == (kind == "size-slots")
+        before = _compiles(spark)
+        rows = sorted(r["id"] for r in df.collect())
+        return rows, _compiles(spark) - before
+
+    rows, _ = insert_and_delete(first, 5)
+    assert rows == sorted(ids)
+    rows, compiled = insert_and_delete(later, 7)
+    assert rows == sorted(ids)
+    assert compiled == 0
+
+
 def test_rows_take_their_positions_from_sparks_row_index_column(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

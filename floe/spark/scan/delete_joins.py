@@ -45,6 +45,7 @@ from floe.scan.delete_index import is_deletion_vector
 from floe.scan.tasks import FileScanTask
 from floe.spark.scan.driver_rows import (
     LONG_ARRAY_COLUMN,
+    STRING_ARRAY_COLUMN,
     driver_frame,
     literal_lookup,
     long_array_frame,
@@ -307,9 +308,9 @@ class DeleteJoins:
                 # The words reach the rows by a broadcast join of their one-row relation, not as a scalar
                 # subquery: a subquery's hash holds its rows, and Spark orders the common subexpressions
                 # of the generated code by such hashes, so the code would change with every commit.
-                frame = _BITMAPS.frame(key, self.spark, lambda: long_array_frame(self.spark, plan.words))
-                kept = df.crossJoin(F.broadcast(frame)).where(undeleted(plan, LONG_ARRAY_COLUMN))
-                return kept.drop(LONG_ARRAY_COLUMN)
+                frame = _BITMAPS.frame(key, self.spark, lambda: long_array_frame(self.spark, plan.words, plan.paths))
+                kept = df.crossJoin(F.broadcast(frame)).where(undeleted(plan, LONG_ARRAY_COLUMN, STRING_ARRAY_COLUMN))
+                return kept.drop(LONG_ARRAY_COLUMN, STRING_ARRAY_COLUMN)
             # Positions too far apart for a small bitmap: the numbered join below.
         local_rows: list[pa.Table] = []
         dels: DataFrame | None = None
@@ -563,10 +564,15 @@ class DeleteJoins:
         if packed is not None:
             column = quoted(self.names[packed.key.field_id])
             others = [quoted(self.names[f.field_id]) for f in packed.others]
-            array = packed.array  # one subquery for every part: evaluated once
-            words = _ARRAYS.words(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.words))
+            array = packed.array
+            # One relation for every part (Spark reuses its broadcast), joined rather than a scalar subquery,
+            # whose hash holds its rows and would reorder the generated code with every commit.
+            words = _ARRAYS.frame(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.spark_words()))
             return _union([
-                drop_deleted(df, packed.array, words, column, others, "_floe_seq", keep=self.keep_matched).drop("_floe_seq")
+                drop_deleted(
+                    df.crossJoin(F.broadcast(words)), array, LONG_ARRAY_COLUMN, column, others, "_floe_seq",
+                    keep=self.keep_matched,
+                ).drop("_floe_seq", LONG_ARRAY_COLUMN)
                 for df in parts
             ])
         df = _union(parts)

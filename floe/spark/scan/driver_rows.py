@@ -24,7 +24,7 @@ from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 
 __all__ = [
-    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "looked_up",
+    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "STRING_ARRAY_COLUMN", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "looked_up",
     "spark_xxhash64",
 ]
 
@@ -34,6 +34,7 @@ __all__ = [
 INLINE_ENTRIES = 16
 # The one column of :func:`long_array_frame`'s relation.
 LONG_ARRAY_COLUMN = "_floe_words"
+STRING_ARRAY_COLUMN = "_floe_strings"  # beside it, when strings go with the words
 
 
 def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, required: Collection[str] = ()) -> DataFrame:
@@ -79,15 +80,20 @@ def literal_lookup(key: str, keys: Sequence[str], values: pa.Array) -> Column:
 _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint"}
 
 
-def long_array_frame(spark: SparkSession, words: np.ndarray) -> DataFrame:
-    """``words`` (64-bit) as a one-row local relation of an array<bigint>, used as a scalar subquery or
-    joined by broadcast: Spark collects it once per query without a job, and plans print the relation rather
-    than its values (the SQL status store keeps the plans' text). Shipped as Arrow (through a file, and kept
-    as Spark's binary row format: for 10 MB, 0.03-0.09 s to build and 0.12 s a query, against 0.15-0.3 s and 0.15-0.2 s for a ``long[]``
-    through py4j, which Spark boxes element by element)."""
+def long_array_frame(spark: SparkSession, words: np.ndarray, strings: Sequence[str | None] | None = None) -> DataFrame:
+    """``words`` (64-bit) as a one-row local relation of an array<bigint> (and ``strings``, if given, as an
+    array<string> in :data:`STRING_ARRAY_COLUMN`), joined by broadcast: Spark collects it once per query
+    without a job, plans print the relation rather than its values (the SQL status store keeps the plans'
+    text), and values read from it are not literals in the generated code. Shipped as Arrow (through a
+    file, and kept as Spark's binary row format: for 10 MB, 0.03-0.09 s to build and 0.12 s a query, against
+    0.15-0.3 s and 0.15-0.2 s for a ``long[]`` through py4j, which Spark boxes element by element)."""
     values = pa.array([np.ascontiguousarray(words).view(np.int64)], pa.list_(pa.field("element", pa.int64(), nullable=False)))
-    schema = pa.schema([pa.field(LONG_ARRAY_COLUMN, values.type, nullable=False)])
-    return spark.createDataFrame(pa.table([values], schema=schema))
+    columns = [values]
+    fields = [pa.field(LONG_ARRAY_COLUMN, values.type, nullable=False)]
+    if strings is not None:
+        columns.append(pa.array([list(strings)], pa.list_(pa.string())))
+        fields.append(pa.field(STRING_ARRAY_COLUMN, columns[-1].type, nullable=False))
+    return spark.createDataFrame(pa.table(columns, schema=pa.schema(fields)))
 
 
 # Strings up to which spark_xxhash64 calls Spark's hash function once each through py4j (about 0.7 ms a

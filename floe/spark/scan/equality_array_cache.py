@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["MAX_CACHED_BYTES", "ArrayCache"]
 
@@ -56,11 +56,6 @@ class ArrayCache(Generic[A]):
                 self._entries[key] = _Entry(value, size)
                 self._evict()
         return value
-
-    def words(self, key: Hashable, spark: SparkSession, make: Callable[[], DataFrame]) -> Column:
-        """The words of the value under ``key`` as a scalar subquery in ``spark``: ``make()``'s one-row
-        relation, made once per session while the value is cached."""
-        return self.frame(key, spark, make).scalar()
 
     def frame(self, key: Hashable, spark: SparkSession, make: Callable[[], DataFrame]) -> DataFrame:
         """``make()``'s one-row relation of the value's words in ``spark``, made once per session while

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from floe.expressions.to_spark_sql import spark_literal
+from floe.spark.scan.row_columns import quoted
 from floe.spec.types import BooleanType, DateType, IntegerType, LongType, NestedField, StringType
 
 __all__ = [
@@ -113,6 +114,24 @@ class EqualityArray:
         """A data file's rank: deletes of a higher rank have a larger sequence number and apply to it."""
         return bisect.bisect_right(self.sequences, data_sequence)
 
+    def spark_words(self) -> np.ndarray:
+        """The words Spark gets: a header of the lookup's numbers (:data:`_HEADER`), then :attr:`words`. Read
+        from the words rather than written as literals, they leave the generated code the same from one
+        commit to the next (code compiled anew runs cold in the JVM)."""
+        per_word = 64 // self.lane_bits
+        header = [
+            self.low, self.count - 1, per_word.bit_length() - 1, per_word - 1, self.lane_bits,
+            (1 << self.lane_bits) - 1, self.other_bits, (1 << self.other_bits) - 1,
+        ]
+        return np.concatenate([np.array(header, np.int64).astype(np.uint64), self.words])
+
+
+# The numbers at the front of EqualityArray.spark_words: the lowest key and the last key offset, a key's word
+# (shift) and lane (mask), the lane's width and mask, and the other values' bits and mask. Each is read once in
+# a row's lookup: a value read twice would be a common subexpression, and Spark orders those of one height
+# by a hash that holds the words relation's attribute id, new in every query.
+_HEADER = ("low", "last", "word_shift", "lane_index_mask", "lane_bits", "lane_mask", "other_bits", "other_mask")
+
 
 @dataclass(frozen=True)
 class DeleteKeys:
@@ -156,28 +175,33 @@ def pack_equality(groups: Sequence[DeleteKeys], others: list[tuple[str, ...]]) -
 
 
 def drop_deleted(
-    df: DataFrame, array: EqualityArray, words: Column, key: str, others: Sequence[str], rank: str, *, keep: bool = False
+    df: DataFrame, array: EqualityArray, words: str, key: str, others: Sequence[str], rank: str, *, keep: bool = False
 ) -> DataFrame:
     """The rows of ``df`` the array's deletes do not remove (``keep``: only those they remove): ``words`` is
-    the array's words in Spark (a scalar subquery over :func:`~floe.spark.scan.driver_rows.long_array_frame`), ``key`` the row's
-    key column, ``others`` its other key columns (quoted, in the order of ``array.others``' values), ``rank``
-    the column of its file's rank (:meth:`EqualityArray.rank`; null for rows of files no delete applies to:
-    not removed)."""
+    the column of :meth:`EqualityArray.spark_words` (its one-row relation joined to the rows), ``key`` the
+    row's key column, ``others`` its other key columns (quoted, in the order of ``array.others``' values),
+    ``rank`` the column of its file's rank (:meth:`EqualityArray.rank`; null for rows of files no delete
+    applies to: not removed). Built as SQL text: one call into Spark."""
     if not array.count:
         return df.where(F.lit(False)) if keep else df
-    per_word = 64 // array.lane_bits
-    offset = f"CASE WHEN bigint({key}) BETWEEN {array.low}L AND {array.low + array.count - 1}L THEN int(bigint({key}) - {array.low}L) END"
-    word = F.get(words, F.expr(f"shiftright({offset}, {per_word.bit_length() - 1})"))
-    shift = F.expr(f"({offset} & {per_word - 1}) * {array.lane_bits}")
-    lane = F.call_function("shiftrightunsigned", word, shift).bitwiseAND(F.lit((1 << array.lane_bits) - 1))
+
+    def number(name: str) -> str:
+        return f"get({quoted_words}, {_HEADER.index(name)})"
+
+    quoted_words = quoted(words)
+    relative = f"(bigint({key}) - {number('low')})"
+    offset = f"CASE WHEN {relative} BETWEEN 0 AND {number('last')} THEN {relative} END"
+    word = f"get({quoted_words}, int({len(_HEADER)} + shiftright({offset}, int({number('word_shift')}))))"
+    shift = f"int(({offset} & {number('lane_index_mask')}) * {number('lane_bits')})"
+    lane = f"(shiftrightunsigned({word}, {shift}) & {number('lane_mask')})"
     # The newer-delete test comes first: most rows fail it (no delete, lane 0), and Spark skips the rest of
     # the conjunction for them, so the lane is read again only for rows some delete names.
-    deleted = F.call_function("shiftright", lane, F.lit(array.other_bits)) > F.col(rank)
+    deleted = f"shiftright({lane}, int({number('other_bits')})) > {quoted(rank)}"
     if others:
         branches = " ".join(
             f"WHEN {' AND '.join(f'{col} <=> {lit}' for col, lit in zip(others, values, strict=True))} THEN {i}"
             for i, values in enumerate(array.others)
         )
-        deleted = deleted & (lane.bitwiseAND(F.lit((1 << array.other_bits) - 1)) == F.expr(f"CASE {branches} END"))
-    removed = F.coalesce(deleted, F.lit(False))
+        deleted = f"{deleted} AND ({lane} & {number('other_mask')}) = CASE {branches} END"
+    removed = F.expr(f"coalesce({deleted}, false)")
     return df.where(removed if keep else ~removed)

@@ -45,7 +45,6 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from floe.expressions.to_spark_sql import spark_string
 from floe.spark.scan.driver_rows import spark_xxhash64
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, ROW_SIZE_COLUMN, quoted
 
@@ -109,36 +108,38 @@ def file_numbers(keys: pa.ChunkedArray | pa.Array, files: list[str]) -> pa.Array
     return pa.concat_arrays(numbers) if numbers else pa.array([], pa.int32())
 
 
-def undeleted(plan: BitmapPlan, words: str) -> Column:
+def undeleted(plan: BitmapPlan, words: str, paths: str) -> Column:
     """True for a row (:data:`ROW_FILE_COLUMN`, :data:`ROW_POS_COLUMN`, and for a size table
     :data:`ROW_SIZE_COLUMN`) whose position ``plan`` does not hold; rows of other files are kept.
 
     Args:
         plan: the bitmap laid out for the plan (:func:`bitmap_plan`).
-        words: the name of ``plan.words``' column in Spark, from their one-row relation joined to the
-            rows (``driver_rows.long_array_frame``).
+        words: the name of ``plan.words``' column in Spark, and ``paths`` that of ``plan.paths``', from their
+            one-row relation joined to the rows (``driver_rows.long_array_frame``).
 
     The condition is built as SQL text, one call into Spark (a column built function by function took
     about 90 calls through py4j, 35 ms a read).
     """
     array = quoted(words)
-    return F.expr(f"coalesce(shiftright(get({array}, {plan.index(array)}), int({quoted(ROW_POS_COLUMN)} & 63)) & 1, 0) = 0")
+    index = plan.index(array, quoted(paths))
+    return F.expr(f"coalesce(shiftright(get({array}, {index}), int({quoted(ROW_POS_COLUMN)} & 63)) & 1, 0) = 0")
 
 
 @dataclass(frozen=True)
 class BitmapPlan:
-    """How rows find their words: ``words`` (the bitmap's, then any slot table) and the lookup."""
+    """How rows find their words: ``words`` (the header, the bitmap's, then any slot table), the paths the
+    lookup compares (``paths``: the chained files', padded with nulls, or the slot table's), and the lookup."""
 
     words: np.ndarray
-    live: list[tuple[str, int, int]]
+    paths: list[str | None]
     table: SizeSlots | None
 
-    def index(self, words: str) -> str:
+    def index(self, words: str, paths: str) -> str:
         """A row's word index in ``words`` (a quoted column), null for a row whose file or word has no
-        deletes (SQL)."""
+        deletes (SQL); ``paths`` is the quoted column of :attr:`paths`."""
         if self.table is not None:
-            return self.table.index(words)
-        return _chain(self.live, words)
+            return self.table.index(words, paths)
+        return _chain(len(self.paths), words, paths)
 
 
 def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | None = None, *,
@@ -156,8 +157,10 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
     if not live:
         return None
     # The header: each chained file's word base and count, or the slot table's numbers (SizeSlots.header).
-    # Its length depends on the files alone, so the table's offset is known before the table is laid out.
-    head = max(2 * len(live), len(_SLOT_HEADER))
+    # Its length depends on the number of files alone, so the table's offset is known before the table is
+    # laid out; a chain is padded to CHAINED_FILES, so chains of 1 to 4 files run the same code.
+    chained = max(len(live), CHAINED_FILES)
+    head = max(2 * chained, len(_SLOT_HEADER))
     live = [(f, head + base, length) for f, base, length in live]
     table = None
     if sizes is not None and len(live) > CHAINED_FILES:
@@ -171,16 +174,21 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
     else:
         header[: 2 * len(live)] = [n for _, base, length in live for n in (base, length)]
     parts = [header.astype(np.uint64), bitmap.words, *([] if table is None else [table.array])]
-    return BitmapPlan(np.concatenate(parts), live, table)
+    if table is not None:
+        paths: list[str | None] = [] if table.exact else list(table.paths)
+    else:
+        paths = [f for f, _, _ in live] + [None] * (chained - len(live))
+    return BitmapPlan(np.concatenate(parts), paths, table)
 
 
-def _chain(files: list[tuple[str, int, int]], words: str) -> str:
-    """A row's word index found by comparing its path with each file's in turn (SQL); file ``i``'s word base
-    and count are header longs ``2i`` and ``2i + 1``."""
+def _chain(count: int, words: str, paths: str) -> str:
+    """A row's word index found by comparing its path with each of ``count`` files' in turn (SQL): file ``i``'s
+    path is element ``i`` of ``paths`` (null: no file), its word base and count header longs ``2i`` and
+    ``2i + 1``."""
     file = quoted(ROW_FILE_COLUMN)
     branches = " ".join(
-        f"WHEN {file} = {spark_string(path)} AND {_WORD} < get({words}, {2 * i + 1}) THEN int({_WORD} + get({words}, {2 * i}))"
-        for i, (path, _, _) in enumerate(files)
+        f"WHEN {file} = get({paths}, {i}) AND {_WORD} < get({words}, {2 * i + 1}) THEN int({_WORD} + get({words}, {2 * i}))"
+        for i in range(count)
     )
     return f"CASE {branches} END"
 
@@ -213,34 +221,31 @@ class SizeSlots:
         columns = hash_start + self.hash_modulus
         return [self.offset, self.size_modulus, hash_start, self.hash_modulus, *(columns + k * self.count for k in range(3))]
 
-    def index(self, words: str) -> str:
+    def index(self, words: str, paths: str) -> str:
         """A row's word index in ``words`` (a quoted column: the header, the bitmap's words, then this
         table), null for a row of no slotted file or past its file's words (SQL). Unless ``exact``, the
-        slot's path is compared once: a row of a file without deletes that has a slotted file's size (or
-        hash slot) is kept."""
+        slot's path (element of ``paths``, the quoted column of :attr:`paths`) is compared once: a row of a
+        file without deletes that has a slotted file's size (or hash slot) is kept. Rows of a size no other
+        file shares never reach the hash slots, so tables with and without them run the same code."""
 
         def number(name: str) -> str:
             return f"get({words}, {_SLOT_HEADER.index(name)})"
 
         file, size = quoted(ROW_FILE_COLUMN), quoted(ROW_SIZE_COLUMN)
         slot = f"get({words}, int({number('offset')} + pmod({size}, {number('size_modulus')})))"
-        by_hash = None
-        if self.hash_modulus:  # only rows of a shared size hash their path
-            by_hash = f"get({words}, int({number('hash_start')} + pmod(xxhash64({file}), {number('hash_modulus')})))"
+        # Only rows of a shared size (slot -2) hash their path.
+        by_hash = f"get({words}, int({number('hash_start')} + pmod(xxhash64({file}), {number('hash_modulus')})))"
         if self.exact:
-            info = slot if by_hash is None else f"CASE WHEN {slot} = -2 THEN {by_hash} ELSE {slot} END"
+            info = f"CASE WHEN {slot} = -2 THEN {by_hash} ELSE {slot} END"
             return f"CASE WHEN {_WORD} < ({info} & {_COUNT_MASK}) THEN int(shiftright({info}, 32) + {_WORD}) END"
-        held = f"int({slot})"
-        if by_hash is not None:
-            held = f"CASE WHEN {held} = -2 THEN int({by_hash}) ELSE {held} END"
+        held = f"CASE WHEN int({slot}) = -2 THEN int({by_hash}) ELSE int({slot}) END"
 
         def column(name: str) -> str:
             return f"get({words}, int({number(name)} + {held}))"
 
-        paths = ", ".join(spark_string(p) for p in self.paths)
         found = (
             f"{held} >= 0 AND {column('sizes')} = {size} AND {_WORD} < {column('lengths')} "
-            f"AND get(array({paths}), {held}) = {file}"
+            f"AND get({paths}, {held}) = {file}"
         )
         return f"CASE WHEN {found} THEN int({column('bases')} + {_WORD}) END"
 
