@@ -63,9 +63,9 @@ def test_a_read_after_more_deletes_compiles_no_new_code(session: SqlSession, spa
 @pytest.mark.parametrize("kind", ["chain", "size-slots"])
 def test_more_files_with_deletes_run_the_same_code(session: SqlSession, spark: SparkSession, kind: str) -> None:
     """A chain of 2 files and one of 4 compare paths read from the words' relation (padded to
-    CHAINED_FILES); a size table without shared sizes and one with them hold the hash slots' numbers in the
+    CHAINED_FILES); size tables of more files, some sharing sizes, read the hash slots' numbers from the
     header: each pair runs one compiled code. (Every file has deletes in both reads: a read of files with
-    and without deletes is a union, another plan.)"""
+    and without deletes is a union, another plan; a table whose files share no size has no hash branch.)"""
     name = f"db.same_shape_{kind.replace('-', '_')}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
                 "'write.delete.mode'='merge-on-read')")
