@@ -1,13 +1,14 @@
 """Per-column Parquet settings asked for by Iceberg's table properties: Bloom filters, and columns without
 statistics (``write.parquet.stats-enabled.column.<name>=false``).
 
-A property names a primitive column by its Iceberg name (``id``, ``st.x``, ``tags.element``, ``attrs.value``); its
-Parquet path follows the layout both of Floe's writers produce (``tags.list.element``, ``attrs.key_value.value``).
-``write.parquet.bloom-filter-enabled.column.<name>=true`` asks for a Bloom filter. ``...-fpp.column.<name>`` (default 0.01) and
-``...-ndv.column.<name>`` size the bitset, at most ``write.parquet.bloom-filter-max-bytes`` (1 MiB). Without an
-NDV, parquet-mr (Spark's writer, as Iceberg Java's) takes all of max-bytes unless
-``write.parquet.bloom-filter-adaptive-enabled`` asks it to size for the chunk's actual NDV; pyarrow always sizes for
-the values of the column chunk, which keeps the false-positive rate in fewer bytes.
+A property names a primitive column by its Iceberg name (``id``, ``st.x``, ``tags.element``, ``attrs.value``);
+its Parquet path follows the layout both of Floe's writers produce (``tags.list.element``,
+``attrs.key_value.value``). ``write.parquet.bloom-filter-enabled.column.<name>=true`` asks for a Bloom filter;
+``...-fpp.column.<name>`` (default 0.01) and ``...-ndv.column.<name>`` size its bitset, at most
+``write.parquet.bloom-filter-max-bytes`` (1 MiB). Without an NDV, parquet-mr (Spark's writer, as Iceberg Java's)
+takes all of max-bytes unless ``write.parquet.bloom-filter-adaptive-enabled`` asks it to size for the chunk's
+actual NDV; pyarrow always sizes for the values of the column chunk, which keeps the false-positive rate in
+fewer bytes.
 """
 
 from __future__ import annotations
