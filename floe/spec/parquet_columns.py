@@ -67,9 +67,14 @@ class ColumnSettings:
     without_statistics: tuple[str, ...] = ()
 
 
+def _columns(properties: Mapping[str, str], prefix: str) -> list[str]:
+    """The column names the ``prefix`` properties name."""
+    return [k[len(prefix):] for k in properties if k.startswith(prefix)]
+
+
 def _named(properties: Mapping[str, str], prefix: str, value: bool) -> list[str]:
     """The column names of the ``prefix`` properties set to ``value``."""
-    return [k[len(prefix):] for k in properties if k.startswith(prefix) and P.property_bool(properties, k, not value) is value]
+    return [n for n in _columns(properties, prefix) if P.property_bool(properties, prefix + n, not value) is value]
 
 
 def check_column_properties(schema: Schema, properties: Mapping[str, str], table_name: str) -> None:
@@ -80,7 +85,7 @@ def check_column_properties(schema: Schema, properties: Mapping[str, str], table
         ValidationError: names the table, the property and the column.
     """
     for prefix in (P.PARQUET_BLOOM_FILTER_COLUMN_ENABLED_PREFIX, P.PARQUET_COLUMN_STATS_ENABLED_PREFIX):
-        for name in [k[len(prefix):] for k in properties if k.startswith(prefix)]:
+        for name in _columns(properties, prefix):
             key = prefix + name
             field = schema.find_field_or_none(name)
             if field is None:

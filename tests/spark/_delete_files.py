@@ -45,3 +45,10 @@ def assert_every_read_path(spark: SparkSession, table: Any, location: str, expec
     assert sorted_rows(table.scan().to_arrow(), schema) == expected, "to_arrow"
     via_source = spark.read.format("iceberg").option("split-size", "4096").load(location)
     assert sorted_rows(via_source.toArrow(), schema) == expected, 'format("iceberg")'
+
+
+def spark_compiles(spark: SparkSession) -> int:
+    """Classes Spark's code generator has compiled in this JVM (its cache hits are not counted): a read that
+    runs code compiled before adds none."""
+    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics  # type: ignore[union-attr]
+    return int(metrics.METRIC_COMPILATION_TIME().getCount())

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from _delete_files import assert_every_read_path, write_equality_delete
+from _delete_files import assert_every_read_path, spark_compiles, write_equality_delete
 from _delete_oracle import reference_rows
 from pyspark.sql import DataFrame, SparkSession
 
@@ -163,12 +163,6 @@ def test_the_packed_array_is_kept_for_reads_of_the_same_delete_files(
     assert packs == [1, 2, 3, 3]
 
 
-def _compiles(spark: SparkSession) -> int:
-    """Classes Spark's code generator has compiled in this JVM (its cache hits are not counted)."""
-    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics  # type: ignore[union-attr]
-    return int(metrics.METRIC_COMPILATION_TIME().getCount())
-
-
 def test_a_read_after_more_deletes_compiles_no_new_code(spark: SparkSession, tmp_path: Path) -> None:
     """The array's numbers (key range, lane layout) come from a header of its words, and the words by a join of
     their relation, not a scalar subquery: a read after a commit of more deletes, with another key range and
@@ -187,9 +181,9 @@ def test_a_read_after_more_deletes_compiles_no_new_code(spark: SparkSession, tmp
         kept.difference_update(ids)
         df = floe.spark.read(spark, t.refresh())
         assert "LocalRelation [_floe_words" in _plan(df) and "LeftAnti" not in _plan(df)
-        before = _compiles(spark)
+        before = spark_compiles(spark)
         assert sorted(r["id"] for r in df.collect()) == sorted(kept)
-        return _compiles(spark) - before
+        return spark_compiles(spark) - before
 
     delete_and_read("eq-1.parquet", [10, 20, 30])
     assert delete_and_read("eq-2.parquet", [25, *range(1000, 1400, 3)]) == 0  # wider range, a second rank

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from _delete_files import spark_compiles
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -20,12 +21,6 @@ from floe.spark.scan import delete_joins, position_bitmaps
 from floe.spark.scan.scan_frames import PARQUET_ROW_INDEX
 from floe.spark.types import from_spark_schema
 from floe.sql.engine import SqlSession
-
-
-def _compiles(spark: SparkSession) -> int:
-    """Classes Spark's code generator has compiled in this JVM (its cache hits are not counted)."""
-    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics  # type: ignore[union-attr]
-    return int(metrics.METRIC_COMPILATION_TIME().getCount())
 
 
 @pytest.mark.parametrize("files", [2, 8], ids=["paths-compared", "size-slots"])
@@ -43,9 +38,9 @@ def test_a_read_after_more_deletes_compiles_no_new_code(session: SqlSession, spa
         df = floe.spark.read(spark, session.catalog().load_table(name))
         plan = df._jdf.queryExecution().executedPlan().toString()
         assert "Union" not in plan and ("pmod(_floe_fsize" in plan) == (files > position_bitmaps.CHAINED_FILES)
-        before = _compiles(spark)
+        before = spark_compiles(spark)
         rows = sorted(r["id"] for r in df.collect())
-        return rows, _compiles(spark) - before
+        return rows, spark_compiles(spark) - before
 
     # Every file (every split of it) gets deletes, first short of its last 64 rows, then to its end (a word
     # more each: other word bases and offsets); the bitmap's shape (files with deletes, kind of lookup) stays.
@@ -84,9 +79,9 @@ def test_more_files_with_deletes_run_the_same_code(session: SqlSession, spark: S
         df = floe.spark.read(spark, session.catalog().load_table(name))
         plan = df._jdf.queryExecution().executedPlan().toString()
         assert "Union" not in plan and ("pmod(_floe_fsize" in plan) == (kind == "size-slots")
-        before = _compiles(spark)
+        before = spark_compiles(spark)
         rows = sorted(r["id"] for r in df.collect())
-        return rows, _compiles(spark) - before
+        return rows, spark_compiles(spark) - before
 
     rows, _ = insert_and_delete(first, 5)
     assert rows == sorted(ids)
