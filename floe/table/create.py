@@ -57,6 +57,11 @@ def validate_writer_properties(
         ValidationError: names the table, the property and the value.
     """
     changed = properties if changed is None else changed
+    for key in (props.DEFAULT_FILE_FORMAT, props.DELETE_DEFAULT_FILE_FORMAT):
+        if key in changed:
+            props.check_written_format(changed, key, table_name)  # here with the table's name
+    if props.WRITE_LOCATION_PROVIDER_IMPL in changed:
+        props.check_location_provider(changed, table_name)
     props.validate_property_values(dict(changed))
     if props.PARQUET_COMPRESSION in changed or props.PARQUET_COMPRESSION_LEVEL in changed:
         props.validate_compression(properties)
