@@ -109,6 +109,7 @@ __all__ = [
     "SCHEMA_NAME_MAPPING_DEFAULT",
     "SNAPSHOT_ID_INHERITANCE_ENABLED",
     "SPARK_WRITE_ACCEPT_ANY_SCHEMA",
+    "SPARK_WRITE_ADVISORY_PARTITION_SIZE_BYTES",
     "SPLIT_LOOKBACK",
     "SPLIT_LOOKBACK_DEFAULT",
     "SPLIT_OPEN_FILE_COST",
@@ -254,6 +255,8 @@ UPDATE_ISOLATION_LEVEL = "write.update.isolation-level"
 MERGE_ISOLATION_LEVEL = "write.merge.isolation-level"
 ISOLATION_LEVEL_DEFAULT = "serializable"
 SPARK_WRITE_ACCEPT_ANY_SCHEMA = "write.spark.accept-any-schema"
+# The size Spark packs a write's shuffle partitions to (floe.spark.write.advisory); unset: Iceberg Java's estimate.
+SPARK_WRITE_ADVISORY_PARTITION_SIZE_BYTES = "write.spark.advisory-partition-size-bytes"
 WRITE_AUDIT_PUBLISH_ENABLED = "write.wap.enabled"
 UPSERT_ENABLED = "write.upsert.enabled"  # CDC: every insert replaces its key (equality delete + insert)
 UPSERT_ENABLED_DEFAULT = False
@@ -318,9 +321,10 @@ _INTEGER_KEYS = frozenset({
     SPLIT_SIZE, SPLIT_OPEN_FILE_COST, SPLIT_LOOKBACK, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS,
     REWRITE_EQUALITY_DELETES_COMMIT_COUNT, PARQUET_BLOOM_FILTER_MAX_BYTES, PARQUET_PAGE_ROW_LIMIT,
     DELETE_PARQUET_ROW_GROUP_SIZE_BYTES, DELETE_PARQUET_PAGE_SIZE_BYTES, DELETE_PARQUET_DICT_SIZE_BYTES,
-    DELETE_PARQUET_PAGE_ROW_LIMIT,
+    DELETE_PARQUET_PAGE_ROW_LIMIT, SPARK_WRITE_ADVISORY_PARTITION_SIZE_BYTES,
 })
 _NON_NEGATIVE_KEYS = frozenset({REWRITE_EQUALITY_DELETES_COMMIT_COUNT})
+_POSITIVE_KEYS = frozenset({PARQUET_BLOOM_FILTER_MAX_BYTES, SPARK_WRITE_ADVISORY_PARTITION_SIZE_BYTES})
 _CHOICES = {
     DELETE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
     UPDATE_MODE: (COPY_ON_WRITE, MERGE_ON_READ),
@@ -352,8 +356,11 @@ def validate_property_values(properties: Mapping[str, str]) -> None:
                                                     PARQUET_COLUMN_STATS_ENABLED_PREFIX)):
             property_bool(properties, key, False)
         elif key in _INTEGER_KEYS:
-            if property_int(properties, key, 0) < 0 and key in _NON_NEGATIVE_KEYS:
+            number = property_int(properties, key, 0)
+            if number < 0 and key in _NON_NEGATIVE_KEYS:
                 raise ValidationError(f"Table property {key} must be an integer >= 0, got {value!r}")
+            if number <= 0 and key in _POSITIVE_KEYS:
+                raise ValidationError(f"Table property {key} must be a positive integer, got {value!r}")
         elif key in _CHOICES and str(value).strip().lower() not in _CHOICES[key]:
             raise ValidationError(f"Table property {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
         elif key.startswith(PARQUET_BLOOM_FILTER_COLUMN_NDV_PREFIX) and property_int(properties, key, 1) <= 0:
@@ -368,11 +375,6 @@ def validate_property_values(properties: Mapping[str, str]) -> None:
     for key in (PARQUET_COMPRESSION_LEVEL, DELETE_PARQUET_COMPRESSION_LEVEL):
         if str(properties.get(key, "")).strip():
             property_int(properties, key, 0)
-    if PARQUET_BLOOM_FILTER_MAX_BYTES in properties and property_int(properties, PARQUET_BLOOM_FILTER_MAX_BYTES, 1) <= 0:
-        raise ValidationError(
-            f"Table property {PARQUET_BLOOM_FILTER_MAX_BYTES} must be a positive integer, "
-            f"got {properties[PARQUET_BLOOM_FILTER_MAX_BYTES]!r}"
-        )
 
 
 def check_written_format(properties: Mapping[str, str], key: str = DEFAULT_FILE_FORMAT, table_name: str = "") -> None:

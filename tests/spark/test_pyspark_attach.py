@@ -104,8 +104,12 @@ def test_write_options_floe_does_not_honour_are_refused_and_nothing_is_written(s
     df = spark.createDataFrame([(3, "c")], "id bigint, s string")
     with pytest.raises(UnsupportedError, match="write option 'fanout-enabled'"):
         df.writeTo(f"{lake}.db.t").option("fanout-enabled", "true").append()
+    with pytest.raises(ValidationError, match="invalid advisory-partition-size '0'"):
+        df.writeTo(f"{lake}.db.t").option("advisory-partition-size", "0").append()
     assert spark.sql(f"SELECT count(*) FROM {lake}.db.t.snapshots").collect()[0][0] == before
-    df.writeTo(f"{lake}.db.t").option("snapshot-property.app", "etl").append()
+    # Iceberg's write options that Floe's writer honours
+    df.writeTo(f"{lake}.db.t").option("snapshot-property.app", "etl").option("distribution-mode", "hash") \
+        .option("target-file-size-bytes", "1048576").option("advisory-partition-size", "1048576").append()
     summary = spark.sql(f"SELECT summary FROM {lake}.db.t.snapshots ORDER BY committed_at DESC LIMIT 1").collect()[0][0]
     assert summary["app"] == "etl"
 

@@ -54,6 +54,7 @@ from floe.spark.scan.driver_rows import driver_frame, looked_up
 from floe.spark.scan.file_uris import spark_location
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.types import FIELD_ID_METADATA_KEY
+from floe.spark.write.advisory import write_advisory_size
 from floe.spark.write.dataframe_write import cleanup_operation_files
 from floe.spark.write.parquet_options import spark_parquet_options
 from floe.spark.write.transforms import ensure_workers_import_floe
@@ -257,17 +258,8 @@ def write_position_deletes(
     out = _clustered(table, positions)
     configure_native_s3(positions.sparkSession, [staging], table.io.properties)
     try:
-        (
-            out.write.mode("error")  # "error": the spelling Spark Connect also accepts
-            .format("parquet")
-            .options(**spark_parquet_options(settings))
-            .option("parquet.block.size", str(settings.row_group_bytes))
-            .option("parquet.page.size", str(settings.page_bytes))
-            .option("parquet.dictionary.page.size", str(settings.dict_bytes))
-            .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-            .partitionBy(_GROUP)
-            .save(spark_location(staging))
-        )
+        with write_advisory_size(spark, props, {}, deletes=True, table_name=table.name()):
+            _write_grouped(out, settings, staging)
         entries = [
             e for e in table.io.list_prefix(staging)
             if e.location.endswith(".parquet") and "/_temporary" not in e.location[len(staging):]
@@ -300,6 +292,21 @@ def write_position_deletes(
     if is_local(staging):
         shutil.rmtree(to_local_path(staging), ignore_errors=True)  # Spark's emptied staging directories
     return files
+
+
+def _write_grouped(out: DataFrame, settings: ParquetSettings, staging: str) -> None:
+    """Spark's Parquet writer over the clustered positions: one folder of files per group under ``staging``."""
+    (
+        out.write.mode("error")  # "error": the spelling Spark Connect also accepts
+        .format("parquet")
+        .options(**spark_parquet_options(settings))
+        .option("parquet.block.size", str(settings.row_group_bytes))
+        .option("parquet.page.size", str(settings.page_bytes))
+        .option("parquet.dictionary.page.size", str(settings.dict_bytes))
+        .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+        .partitionBy(_GROUP)
+        .save(spark_location(staging))
+    )
 
 
 def _clustered(table: Table, positions: DataFrame, partitions: int | None = None) -> DataFrame:

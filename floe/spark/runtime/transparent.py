@@ -80,7 +80,10 @@ _READ_OPTIONS = {
     "end-snapshot-id": ("end_snapshot_id", int),
 }
 _SNAPSHOT_PROPERTY = "snapshot-property."
-_WRITE_OPTIONS = {UPSERT_OPTION, "mergeschema", "merge-schema"}  # write options of writeTo / save, lower case
+# Write options of writeTo / save, lower case: the last three are Iceberg's Spark write options write_files honours.
+_WRITE_OPTIONS = {
+    UPSERT_OPTION, "mergeschema", "merge-schema", "distribution-mode", "target-file-size-bytes", "advisory-partition-size",
+}
 
 
 def is_active(spark: SparkSession) -> bool:

@@ -48,7 +48,7 @@ _QUERY_ID_PROPERTY = "sql.streaming.queryId"  # Spark's local property on the mi
 
 _SNAPSHOT_PROPERTY = "snapshot-property."
 # Options of the sink itself; every other key is refused rather than ignored.
-_WRITE_OPTIONS = {"distribution-mode", "target-file-size-bytes", "fanout-enabled", "branch"}
+_WRITE_OPTIONS = {"distribution-mode", "target-file-size-bytes", "advisory-partition-size", "fanout-enabled", "branch"}
 _CHANGE_OPTIONS = {"op-column", "upsert-enabled", "equality-field-columns", "order-column", SCHEDULE_OPTION}
 _SPARK_OPTIONS = {"checkpointlocation", "path"}
 

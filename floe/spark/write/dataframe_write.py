@@ -63,6 +63,7 @@ from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.file_uris import spark_location
 from floe.spark.scan.row_columns import ROW_ID_STORED, ROW_SEQ_STORED, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_type
+from floe.spark.write.advisory import write_advisory_size
 from floe.spark.write.layout import decode_partition_dirs, hidden_partition_columns
 from floe.spark.write.parquet_options import spark_parquet_options
 from floe.spark.write.transforms import ensure_workers_import_floe, source_column, transform_column
@@ -604,6 +605,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
         df: the rows.
         options: ``distribution-mode`` (none|hash|range), ``write-path`` (native|arrow),
             ``target-file-size-bytes`` (overrides ``write.target-file-size-bytes``, e.g. for compaction),
+            ``advisory-partition-size`` (bytes per shuffle partition; overrides
+            ``write.spark.advisory-partition-size-bytes``),
             ``use-table-distribution-and-ordering`` (false: write ``df``'s rows in their order, no shuffle).
 
     Returns:
@@ -645,12 +648,14 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
         )
     op_id = str(uuid.uuid4())
     created: list[str] = []
+    sized = write_advisory_size(spark, props, opts, table_name=table.name())
     with _job_tag(spark, op_id) as tag:
         try:
-            if path == "arrow":
-                files = _write_arrow_path(table, projected, schema, spec, op_id, opts, props)
-            else:
-                files = _write_native(table, projected, schema, spec, op_id, opts, created, props)
+            with sized:
+                if path == "arrow":
+                    files = _write_arrow_path(table, projected, schema, spec, op_id, opts, props)
+                else:
+                    files = _write_native(table, projected, schema, spec, op_id, opts, created, props)
         except BaseException as e:  # KeyboardInterrupt mid-job too: no stray files
             _await_tasks_of(spark, tag)
             cleanup_operation_files(table, op_id, created)
