@@ -286,14 +286,16 @@ class DeleteJoins:
         few_files = len(files) <= NUMBERED_FILES
         small = delete_rows <= (BROADCAST_NUMBERED_ROWS if few_files else BROADCAST_DELETE_ROWS)
         numbered = few_files and small
-        # Beyond a few files a row finds its file's bits by the file's size, which must then be the size
-        # Spark reads (the manifest's is checked against storage: a mismatch would miss deletes in silence).
+        # A row finds its file's bits by the file's size beyond a few files, and for any number when the scan
+        # holds only these files; the size must then be the size Spark reads (the manifest's is checked against
+        # storage: a mismatch would miss deletes in silence).
+        scanned = {self.uri_of(t.data_file.file_path) for t in (self.tasks if tasks is None else tasks)}
+        only_these = scanned == set(files)  # no other file's rows: a row's size slot names its file
         bitmap_size = delete_rows <= BITMAP_DELETE_ROWS and len(files) <= BITMAP_FILES
-        sizes = self._checked_sizes([data_files[f] for f in files]) if bitmap_size and not few_files else None
+        by_size = bitmap_size and (only_these or not few_files)
+        sizes = self._checked_sizes([data_files[f] for f in files]) if by_size else None
         as_bitmap = delete_rows <= BITMAP_DELETE_ROWS and (few_files or sizes is not None)
         if as_bitmap:
-            scanned = {self.uri_of(t.data_file.file_path) for t in (self.tasks if tasks is None else tasks)}
-            only_these = scanned == set(files)  # no other file's rows: a row's size slot names its file
             # Named by the delete files (never rewritten in place), the files they apply to and their sizes.
             key = (
                 tuple(sorted((e.data_file.file_path, e.data_file.file_size_in_bytes) for e in entries.values())),

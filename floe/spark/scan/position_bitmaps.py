@@ -11,9 +11,10 @@ nested-loop join: collected once per query, printed in plans as the relation rat
 and read by every task with an array index. A row is kept unless its bit is set: no join on the deleted
 rows, no delete job.
 
-A row finds its file's words by its file path for a few files (a comparison chain). For more files (a table
-fed by changes, after its equality deletes became position deletes) a chain costs a string compare per file
-and row, and hashing the path costs more than the scan (measured on local[2], 10M rows in 88 files: a clean
+A row finds its file's words by its file path for a few files (a comparison chain) whose sizes could not be
+trusted or whose scan holds other files too. For more files (a table fed by changes, after its equality deletes
+became position deletes) a chain costs a string compare per file and row, and hashing the path costs more than
+the scan (measured on local[2], 10M rows in 88 files: a clean
 aggregate 0.5 s; ``hash()`` of the path added 0.3 s, ``xxhash64`` 0.13 s, reading ``_metadata.file_size``
 nothing measurable). So the row's file size, a long Spark keeps per file, picks a slot of a table laid out on
 the driver (``size mod M`` distinct for every file: M searched upward), and the path of the file in that slot
@@ -23,7 +24,10 @@ sizes) are found the same way by Spark's ``xxhash64`` of the path, computed only
 path comparisons there cost 18 s instead of 0.7 s on 10M rows in 88 files of 8 sizes). Where the scan
 reads only files with deletes (a plain read keeps the others in a scan of their own), the slot itself holds
 the file's words and nothing is confirmed: a row costs two array lookups, and its ``_metadata`` struct
-carries no path.
+carries no path. Such a scan takes the slot table for one file as for a thousand: a chain of a few files
+compared every row's path (paths of one table differ only near their end), and the change of kind when
+the fifth file got deletes compiled the read again (bench/mor_rounds, 2M rows: the reads of the first
+three rounds took 0.95-1.4 s with a chain of 4, 0.6-0.95 s with the table, once warm).
 
 Nothing in the generated code depends on the deletes, so a read after a commit runs the code Spark compiled
 (and the JVM optimized) for the read before it while the bitmap's shape stays (the number of chained
@@ -149,9 +153,11 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
 
     Args:
         sizes: each bitmap file's size in bytes as Spark reports it (``_metadata.file_size``), checked by the
-            caller; without them (or for a few files) a row compares its path with every file's.
+            caller; without them (or for a few files the rows of other files may meet) a row compares its
+            path with every file's.
         only_these: the rows come from the bitmap's files with words and no others, so a row's size slot
-            names its file: neither its size nor its path is compared (:meth:`SizeSlots.index`).
+            names its file: neither its size nor its path is compared (:meth:`SizeSlots.index`), however
+            few the files.
     """
     live = [(f, base, length) for f, base, length in zip(bitmap.files, bitmap.bases, bitmap.lengths, strict=True) if length]
     if not live:
@@ -163,9 +169,9 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
     head = max(2 * chained, len(_SLOT_HEADER))
     live = [(f, head + base, length) for f, base, length in live]
     table = None
-    if sizes is not None and len(live) > CHAINED_FILES:
+    exact = only_these and len(live) == len(bitmap.files)
+    if sizes is not None and (len(live) > CHAINED_FILES or exact):
         size_of = dict(zip(bitmap.files, sizes, strict=True))
-        exact = only_these and len(live) == len(bitmap.files)
         table = size_slots(head + bitmap.words.size, [(f, size_of[f], base, length) for f, base, length in live],
                            lambda paths: spark_xxhash64(spark, paths), exact=exact)
     header = np.zeros(head, np.int64)
