@@ -1,6 +1,7 @@
-"""``write.spark.advisory-partition-size-bytes`` and the ``advisory-partition-size`` write option size the
-shuffle partitions of a write as in Iceberg on Spark: a range-distributed write makes about one file per
-advisory size of shuffled rows, and the session's own setting is back once the write ends."""
+"""``write.spark.advisory-partition-size-bytes``, the ``advisory-partition-size`` write option and the session's
+``spark.sql.iceberg.advisory-partition-size`` size the shuffle partitions of a write as in Iceberg on Spark: a
+range-distributed write makes about one file per advisory size of shuffled rows, and the session's own setting
+is back once the write ends."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pytest
 from pyspark.sql import SparkSession
 
 from floe.errors import ValidationError
-from floe.spark.write.advisory import SPARK_ADVISORY_CONF, write_advisory_size
+from floe.spark.write.advisory import (
+    ADVISORY_PARTITION_SIZE_SESSION_CONF,
+    SPARK_ADVISORY_CONF,
+    write_advisory_size,
+)
 from floe.spark.write.dataframe_write import write_dataframe
 from floe.sql.engine import SqlSession
 from floe.table.table import Table
@@ -69,6 +74,18 @@ def test_write_option_overrides_property_and_session_value_is_kept(session: SqlS
     finally:
         spark.conf.unset(SPARK_ADVISORY_CONF)
     assert _file_count(session, "opt") <= 3
+
+
+@pytest.mark.usefixtures("many_shuffle_partitions")
+def test_session_conf_sits_between_option_and_property(session: SqlSession, spark: SparkSession) -> None:
+    """Iceberg's ``spark.sql.iceberg.advisory-partition-size`` beats the table property, as in Iceberg Java."""
+    _sorted_table(session, "sess", f"'write.spark.advisory-partition-size-bytes'='{1 << 30}'")
+    spark.conf.set(ADVISORY_PARTITION_SIZE_SESSION_CONF, "1048576")
+    try:
+        write_dataframe(_table(session, "sess"), spark.sql(ROWS))
+    finally:
+        spark.conf.unset(ADVISORY_PARTITION_SIZE_SESSION_CONF)
+    assert _file_count(session, "sess") >= 8
 
 
 def test_bad_values_are_refused(session: SqlSession, spark: SparkSession) -> None:

@@ -44,11 +44,18 @@ def test_default_is_expected_file_size_times_ratio_at_least_sparks() -> None:
     assert advisory_partition_bytes({}, {}, shuffle_codec="lz4", spark_advisory=1024 * MB) == 1024 * MB
 
 
-def test_option_then_property_win_over_the_estimate() -> None:
+def test_option_then_session_then_property_win_over_the_estimate() -> None:
     props = {PROPERTY: str(8 * MB)}
     assert advisory_partition_bytes(props, {}, shuffle_codec="lz4", spark_advisory=64 * MB) == 8 * MB
     assert advisory_partition_bytes(props, {"advisory-partition-size": "1000"}, shuffle_codec="lz4",
                                     spark_advisory=64 * MB) == 1000
+    session = {"spark.sql.iceberg.advisory-partition-size": "2000"}
+    assert advisory_partition_bytes(props, {}, shuffle_codec="lz4", spark_advisory=64 * MB, session=session) == 2000
+    assert advisory_partition_bytes(props, {"advisory-partition-size": "1000"}, shuffle_codec="lz4",
+                                    spark_advisory=64 * MB, session=session) == 1000
+    with pytest.raises(ValidationError, match="invalid spark.sql.iceberg.advisory-partition-size '0'"):
+        advisory_partition_bytes({}, {}, shuffle_codec="lz4", spark_advisory=1, session={
+            "spark.sql.iceberg.advisory-partition-size": "0"})
     with pytest.raises(ValidationError, match=r"Table db\.t: invalid advisory-partition-size 'x'"):
         advisory_partition_bytes({}, {"advisory-partition-size": "x"}, shuffle_codec="lz4", spark_advisory=1,
                                  table_name="db.t")

@@ -3,10 +3,10 @@
 A write that shuffles (``hash`` or ``range`` distribution, position deletes grouped by file) ends in as many
 tasks as adaptive execution makes of the shuffle, and each task writes its own files: the partition size decides
 how many files a range-distributed write produces and how many partitions share a task. Iceberg Java hands Spark
-an advisory size per write: the ``advisory-partition-size`` write option, else
-``write.spark.advisory-partition-size-bytes``, else the expected file size (128 MB for data, 32 MB for deletes)
-times how much the shuffle's rows shrink when written as compressed Parquet, and never below Spark's own
-``spark.sql.adaptive.advisoryPartitionSizeInBytes``. Floe resolves the same size and sets Spark's advisory size
+an advisory size per write: the ``advisory-partition-size`` write option, else the session's
+``spark.sql.iceberg.advisory-partition-size``, else ``write.spark.advisory-partition-size-bytes``, else the
+expected file size (128 MB for data, 32 MB for deletes) times how much the shuffle's rows shrink when written
+as compressed Parquet, and never below Spark's own ``spark.sql.adaptive.advisoryPartitionSizeInBytes``. Floe resolves the same size and sets Spark's advisory size
 for the duration of the write's job (PySpark has no per-shuffle advisory size).
 """
 
@@ -24,6 +24,7 @@ from floe.spec import properties as P
 
 __all__ = [
     "ADVISORY_PARTITION_SIZE_OPTION",
+    "ADVISORY_PARTITION_SIZE_SESSION_CONF",
     "advisory_partition_bytes",
     "shuffle_compression_ratio",
     "spark_byte_size",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 ADVISORY_PARTITION_SIZE_OPTION = "advisory-partition-size"  # Iceberg's Spark write option of the same name
+ADVISORY_PARTITION_SIZE_SESSION_CONF = "spark.sql.iceberg.advisory-partition-size"  # Iceberg's SparkSQLProperties
 SPARK_ADVISORY_CONF = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
 _EXPECTED_DATA_FILE_BYTES = 128 * 1024 * 1024
 _EXPECTED_DELETE_FILE_BYTES = 32 * 1024 * 1024
@@ -72,16 +74,21 @@ def shuffle_compression_ratio(shuffle_codec: str, parquet_codec: str) -> float:
 
 def advisory_partition_bytes(
     properties: Mapping[str, str], options: Mapping[str, str], *, shuffle_codec: str, spark_advisory: int,
-    deletes: bool = False, table_name: str = "",
+    deletes: bool = False, table_name: str = "", session: Mapping[str, str] | None = None,
 ) -> int:
     """The advisory shuffle partition size of a write of data files (or, with ``deletes``, delete files): the
-    ``advisory-partition-size`` option, else ``write.spark.advisory-partition-size-bytes``, else the expected
-    file size times the shuffle's compression ratio, raised to Spark's own advisory size.
+    ``advisory-partition-size`` option, else the session's ``spark.sql.iceberg.advisory-partition-size``
+    (in ``session``), else ``write.spark.advisory-partition-size-bytes``, else the expected file size times the
+    shuffle's compression ratio, raised to Spark's own advisory size (Iceberg Java's order).
 
     Raises:
-        ValidationError: the option or property is not a positive integer (names the table).
+        ValidationError: the option, session setting or property is not a positive integer (names the table).
     """
-    for key, source in ((ADVISORY_PARTITION_SIZE_OPTION, options), (P.SPARK_WRITE_ADVISORY_PARTITION_SIZE_BYTES, properties)):
+    sources = (
+        (ADVISORY_PARTITION_SIZE_OPTION, options), (ADVISORY_PARTITION_SIZE_SESSION_CONF, session or {}),
+        (P.SPARK_WRITE_ADVISORY_PARTITION_SIZE_BYTES, properties),
+    )
+    for key, source in sources:
         raw = source.get(key)
         if raw is None:
             continue
@@ -128,9 +135,10 @@ def write_advisory_size(
         else:
             baseline = spark_byte_size(str(spark.conf.get(SPARK_ADVISORY_CONF)))
             setting = spark.conf.get(SPARK_ADVISORY_CONF, None)
+        chosen = spark.conf.get(ADVISORY_PARTITION_SIZE_SESSION_CONF, None)
         size = advisory_partition_bytes(
             properties, options, shuffle_codec=_shuffle_codec(spark), spark_advisory=baseline, deletes=deletes,
-            table_name=table_name,
+            table_name=table_name, session={} if chosen is None else {ADVISORY_PARTITION_SIZE_SESSION_CONF: chosen},
         )
         sizes = _ACTIVE.setdefault(key, [])
         _SESSION_VALUE[key] = (baseline, setting)
