@@ -289,9 +289,11 @@ class DeleteJoins:
         # A row finds its file's bits by the file's size beyond a few files, and for any number when the scan
         # holds only these files; the size must then be the size Spark reads (the manifest's is checked against
         # storage: a mismatch would miss deletes in silence).
-        scanned = {self.uri_of(t.data_file.file_path) for t in (self.tasks if tasks is None else tasks)}
-        only_these = scanned == set(files)  # no other file's rows: a row's size slot names its file
-        bitmap_size = delete_rows <= BITMAP_DELETE_ROWS and len(files) <= BITMAP_FILES
+        bitmap_size = delete_rows <= BITMAP_DELETE_ROWS and len(files) <= BITMAP_FILES  # holds wherever as_bitmap does
+        # No other file's rows in the scan: a row's size slot names its file.
+        only_these = bitmap_size and {
+            self.uri_of(t.data_file.file_path) for t in (self.tasks if tasks is None else tasks)
+        } == set(files)
         by_size = bitmap_size and (only_these or not few_files)
         sizes = self._checked_sizes([data_files[f] for f in files]) if by_size else None
         as_bitmap = delete_rows <= BITMAP_DELETE_ROWS and (few_files or sizes is not None)

@@ -26,8 +26,8 @@ reads only files with deletes (a plain read keeps the others in a scan of their 
 the file's words and nothing is confirmed: a row costs two array lookups, and its ``_metadata`` struct
 carries no path. Such a scan takes the slot table for one file as for a thousand: a chain of a few files
 compared every row's path (paths of one table differ only near their end), and the change of kind when
-the fifth file got deletes compiled the read again (bench/mor_rounds, 2M rows: the reads of the first
-three rounds took 0.95-1.4 s with a chain of 4, 0.6-0.95 s with the table, once warm).
+the fifth file got deletes compiled the read again (bench/mor_rounds, 2M rows, medians of 3 runs: the reads of
+rounds 2-4 took 1.25, 1.13 and 1.18 s with the chain, 1.00, 0.82 and 0.77 s with the table).
 
 Nothing in the generated code depends on the deletes, so a read after a commit runs the code Spark compiled
 (and the JVM optimized) for the read before it while the bitmap's shape stays (the number of chained

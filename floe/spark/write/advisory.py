@@ -6,8 +6,9 @@ how many files a range-distributed write produces and how many partitions share 
 an advisory size per write: the ``advisory-partition-size`` write option, else the session's
 ``spark.sql.iceberg.advisory-partition-size``, else ``write.spark.advisory-partition-size-bytes``, else the
 expected file size (128 MB for data, 32 MB for deletes) times how much the shuffle's rows shrink when written
-as compressed Parquet, and never below Spark's own ``spark.sql.adaptive.advisoryPartitionSizeInBytes``. Floe resolves the same size and sets Spark's advisory size
-for the duration of the write's job (PySpark has no per-shuffle advisory size).
+as compressed Parquet, and never below Spark's own ``spark.sql.adaptive.advisoryPartitionSizeInBytes``. Floe
+resolves the same size and sets Spark's advisory size for the duration of the write's job (PySpark has no
+per-shuffle advisory size).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
@@ -113,9 +115,17 @@ def _shuffle_codec(spark: SparkSession) -> str:
 # Spark reads its advisory size from the session's configuration when a shuffle stage completes, so the
 # size is set for the whole job. Writes that overlap in one session share the setting: the largest size any of
 # them asked for holds until the last one ends, then the session's own value comes back.
+@dataclass
+class _Overlap:
+    """The running writes of one session: the session's own advisory bytes and setting, and their sizes."""
+
+    baseline: int
+    setting: str | None  # the session's value of SPARK_ADVISORY_CONF, None when unset
+    sizes: list[int] = field(default_factory=list)
+
+
 _LOCK = threading.Lock()
-_ACTIVE: dict[int, list[int]] = {}  # id(session) -> the sizes of its running writes
-_SESSION_VALUE: dict[int, tuple[int, str | None]] = {}  # id(session) -> (its advisory bytes, its setting or None)
+_RUNNING: dict[int, _Overlap] = {}  # id(session) -> its running writes
 
 
 @contextmanager
@@ -126,35 +136,32 @@ def write_advisory_size(
     """Run a write's job with the advisory partition size Iceberg on Spark would ask for; yields the size.
 
     Raises:
-        ValidationError: an invalid option or property (before anything is set).
+        ValidationError: an invalid option, session setting or property (before anything is set).
     """
     key = id(spark)
     with _LOCK:
-        if key in _ACTIVE:
-            baseline, setting = _SESSION_VALUE[key]
-        else:
-            baseline = spark_byte_size(str(spark.conf.get(SPARK_ADVISORY_CONF)))
-            setting = spark.conf.get(SPARK_ADVISORY_CONF, None)
+        running = _RUNNING.get(key) or _Overlap(
+            spark_byte_size(str(spark.conf.get(SPARK_ADVISORY_CONF))), spark.conf.get(SPARK_ADVISORY_CONF, None)
+        )
         chosen = spark.conf.get(ADVISORY_PARTITION_SIZE_SESSION_CONF, None)
         size = advisory_partition_bytes(
-            properties, options, shuffle_codec=_shuffle_codec(spark), spark_advisory=baseline, deletes=deletes,
-            table_name=table_name, session={} if chosen is None else {ADVISORY_PARTITION_SIZE_SESSION_CONF: chosen},
+            properties, options, shuffle_codec=_shuffle_codec(spark), spark_advisory=running.baseline,
+            deletes=deletes, table_name=table_name,
+            session={} if chosen is None else {ADVISORY_PARTITION_SIZE_SESSION_CONF: chosen},
         )
-        sizes = _ACTIVE.setdefault(key, [])
-        _SESSION_VALUE[key] = (baseline, setting)
-        sizes.append(size)
-        spark.conf.set(SPARK_ADVISORY_CONF, str(max(sizes)))
+        _RUNNING[key] = running
+        running.sizes.append(size)
+        spark.conf.set(SPARK_ADVISORY_CONF, str(max(running.sizes)))
     try:
         yield size
     finally:
         with _LOCK:
-            sizes.remove(size)
-            if sizes:
-                spark.conf.set(SPARK_ADVISORY_CONF, str(max(sizes)))
+            running.sizes.remove(size)
+            if running.sizes:
+                spark.conf.set(SPARK_ADVISORY_CONF, str(max(running.sizes)))
             else:
-                del _ACTIVE[key]
-                _, before = _SESSION_VALUE.pop(key)
-                if before is None:
+                del _RUNNING[key]
+                if running.setting is None:
                     spark.conf.unset(SPARK_ADVISORY_CONF)
                 else:
-                    spark.conf.set(SPARK_ADVISORY_CONF, before)
+                    spark.conf.set(SPARK_ADVISORY_CONF, running.setting)
