@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from floe.errors import ValidationError
+from floe.errors import UnsupportedError, ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.write.arrow_upsert import upsert_arrow
 from floe.write.arrow_write import write_arrow, write_arrow_files
@@ -23,7 +23,7 @@ from floe.write.commit import WriteMode, commit_files
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.schema_check import SchemaChanges, check_write_schema
 from floe.write.task_writer import TaskWriter
-from floe.write.upsert_mode import check_upsert_table, upsert_requested, write_upserts_arrow
+from floe.write.upsert_mode import UPSERT_OPTION, check_upsert_table, upsert_requested, write_upserts_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -48,6 +48,10 @@ __all__ = [
     "write_arrow",
     "write_arrow_files",
 ]
+
+
+# The options a pyarrow write honours (lower case); the rest are a Spark write's, refused rather than dropped.
+_ARROW_OPTIONS = {"mergeschema", "merge-schema", UPSERT_OPTION.lower()}
 
 
 def _is_spark_dataframe(data: RowData) -> TypeIs[DataFrame]:
@@ -88,7 +92,7 @@ def write(
         merge = opts.get("mergeSchema", opts.get("merge-schema"))
         return write_upserts_arrow(
             table, data, snapshot_properties=snapshot_properties, branch=branch,
-            merge_schema=None if merge is None else str(merge).lower() == "true",
+            merge_schema=merge is not None and str(merge).lower() == "true",
         )
     if _is_spark_dataframe(data):
         spark_write = importlib.import_module("floe.spark.write.dataframe_write")  # pyspark only when a DataFrame is written
@@ -96,10 +100,16 @@ def write(
             table, data, mode=mode, overwrite_filter=overwrite_filter,
             snapshot_properties=snapshot_properties, branch=branch, options=opts,
         )
+    ignored = sorted(k for k in opts if k.lower() not in _ARROW_OPTIONS)
+    if ignored:
+        raise UnsupportedError(
+            f"Writing a pyarrow table to table {table.name()}: write option {ignored[0]!r} is a Spark write's "
+            "(write a Spark DataFrame for it); a pyarrow write takes mergeSchema"
+        )
     merge = opts.get("mergeSchema", opts.get("merge-schema"))
     return write_arrow(
         table, data, mode=mode, overwrite_filter=overwrite_filter, snapshot_properties=snapshot_properties,
-        branch=branch, merge_schema=None if merge is None else str(merge).lower() == "true",
+        branch=branch, merge_schema=merge is not None and str(merge).lower() == "true",
     )
 
 

@@ -17,7 +17,6 @@ import pyarrow as pa
 from floe.errors import ValidationError
 from floe.expressions.base import BooleanExpression
 from floe.io.arrow_schema import arrow_to_schema, schema_to_arrow, without_field_ids
-from floe.spec import properties as P
 from floe.spec.manifest import DataFile
 from floe.write.arrow_data import conform, split_by_partition
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
@@ -109,7 +108,7 @@ def write_arrow(
     overwrite_filter: BooleanExpression | str | None = None,
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
-    merge_schema: bool | None = None,
+    merge_schema: bool = False,
 ) -> Table:
     """Check the schema, write the files and commit one snapshot.
 
@@ -120,18 +119,15 @@ def write_arrow(
         overwrite_filter: for ``overwrite``.
         snapshot_properties: extra snapshot summary properties.
         branch: target branch.
-        merge_schema: add new columns / widen types first (default: ``write.spark.accept-any-schema``).
+        merge_schema: add new columns / widen types first (``write.spark.accept-any-schema`` alone does not, as
+            in Iceberg Java, where it lets the data differ and ``mergeSchema`` asks for the change).
 
     Raises:
         ValidationError: the data does not fit the table schema (names the column and types).
     """
     if not isinstance(data, (pa.Table, pa.RecordBatch)):
         raise ValidationError(f"Cannot write {type(data).__name__} to table {table.name()}: expected a pyarrow Table")
-    merge = (
-        merge_schema
-        if merge_schema is not None
-        else P.property_bool(table.properties, P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, False)
-    )
+    merge = merge_schema
     data_schema = arrow_to_schema(without_field_ids(data.schema))  # matched by name, not id
     changes = check_write_schema(
         table.schema(), data_schema, table_name=table.name(), merge_schema=merge, format_version=table.format_version

@@ -80,7 +80,7 @@ def write_upserts_arrow(
     *,
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
-    merge_schema: bool | None = None,
+    merge_schema: bool = False,
 ) -> Table:
     """Upsert ``data`` (rows in order, the last row of a key wins) into ``table`` as one row delta.
 
@@ -88,9 +88,7 @@ def write_upserts_arrow(
         ValidationError / UnsupportedError: see :func:`check_upsert_table`, or the data does not fit.
     """
     key_ids = check_upsert_table(table, "append")
-    merge = merge_schema if merge_schema is not None else P.property_bool(
-        table.properties, P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, False
-    )
+    merge = merge_schema  # asked for, as in every write (write.spark.accept-any-schema alone does not)
     changes = check_write_schema(
         table.schema(), arrow_to_schema(without_field_ids(data.schema)), table_name=table.name(),
         merge_schema=merge, format_version=table.format_version,

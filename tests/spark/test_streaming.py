@@ -266,3 +266,29 @@ def test_compaction_applies_equality_and_position_deletes(spark: SparkSession, l
     assert _state(spark, name) == before
     live = {d.data_file.content for e in _table(spark, name).scan().plan_files() for d in e.deletes}
     assert FileContent.EQUALITY_DELETES not in live  # applied by the rewrite, then dangling and removed
+
+
+def test_apply_changes_takes_the_session_codec_and_refuses_options_it_cannot_honour(spark: SparkSession, lake: str) -> None:
+    import pyarrow.parquet as pq
+
+    from floe.errors import UnsupportedError
+    from floe.spark.write.session_settings import COMPRESSION_CODEC_CONF
+
+    name = _cdc_table(spark, lake)
+    spark.sql(f"INSERT INTO {name} VALUES (1, '2024-01-01', 'a'), (2, '2024-01-01', 'b')")
+    changes = spark.createDataFrame([(1, "-D", 1, "2024-01-01", "a"), (2, "+I", 5, "2024-01-03", "e")], STREAM_SCHEMA)
+    with pytest.raises(UnsupportedError, match="write option 'distribution-mode' is not supported when applying changes"):
+        apply_changes(_table(spark, name), changes, order_by="seq", write_options={"distribution-mode": "hash"})
+    spark.conf.set(COMPRESSION_CODEC_CONF, "snappy")
+    try:
+        apply_changes(_table(spark, name), changes, order_by="seq")
+    finally:
+        spark.conf.unset(COMPRESSION_CODEC_CONF)
+    snapshot = _table(spark, name).current_snapshot()
+    assert snapshot is not None
+    written = spark.sql(f"SELECT data_file.file_path, data_file.content FROM {name}.entries "
+                        f"WHERE status = 1 AND snapshot_id = {snapshot.snapshot_id}").collect()
+    assert {r[1] for r in written} == {0, 2}  # data and equality deletes
+    assert {pq.ParquetFile(r[0].removeprefix("file:")).metadata.row_group(0).column(0).compression
+            for r in written} == {"SNAPPY"}
+    assert _state(spark, name) == {(2, "2024-01-01"): "b", (5, "2024-01-03"): "e"}

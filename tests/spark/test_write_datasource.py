@@ -133,3 +133,24 @@ def test_written_files_record_the_unsorted_order_as_iceberg_java_does(spark: Spa
     added = {t.data_file.sort_order_id for t in table.scan(row_filter="id >= 100").plan_files()}
     assert added == {0}
     assert [r["id"] for r in _rows(table)] == [*range(30), *range(100, 130)]
+
+
+def test_compression_option_on_both_paths_and_distribution_refused_by_the_data_source(
+    spark: SparkSession, table: floe.Table, request: pytest.FixtureRequest
+) -> None:
+    import pyarrow.parquet as pq
+
+    _df(spark, 0, 30).write.format("iceberg").mode("append").option("compression-codec", "snappy").save(table.location())
+    table.refresh()
+    paths = [t.data_file.file_path for t in table.scan().plan_files()]
+    assert paths and {pq.ParquetFile(p.removeprefix("file:")).metadata.row_group(0).column(0).compression
+                      for p in paths} == {"SNAPPY"}
+    hashed = _df(spark, 30, 3).write.format("iceberg").mode("append").option("distribution-mode", "hash")
+    if request.node.callspec.params["table"] == "datasource":
+        # Spark's Python data source cannot ask for a distribution: refused, not ignored
+        with pytest.raises(Exception, match="the distribution-mode option needs a Floe-aware session"):
+            hashed.save(table.location())
+        assert len(_rows(table.refresh())) == 30
+    else:
+        hashed.save(table.location())
+        assert len(_rows(table.refresh())) == 33

@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import floe
-from floe.errors import ValidationError
+import floe.write
+from floe.errors import UnsupportedError, ValidationError
 from floe.io.arrow_schema import field_id_of
 from floe.io.fileio import FileIO
 from floe.serde.single_value import decode_bounds
@@ -270,8 +271,14 @@ def test_table_append_arrow_schema_mismatch_raises_and_writes_nothing(catalog: f
 
 def test_table_append_arrow_merge_schema_adds_column(catalog: floe.Catalog) -> None:
     t = catalog.create_table("db.m", _simple(1).schema, properties={"write.spark.accept-any-schema": "true"})
-    t.append(_simple(3).append_column("extra", pa.array([1, 2, 3], pa.int64())))
+    wider = _simple(3).append_column("extra", pa.array([1, 2, 3], pa.int64()))
+    # As in Iceberg Java: the property lets the data differ, mergeSchema asks for the change.
+    with pytest.raises(ValidationError, match="'extra'.*mergeSchema"):
+        t.append(wider)
+    floe.write.write(t, wider, options={"mergeSchema": "true"})
     assert t.schema().find_field("extra").field_type == LongType()
+    with pytest.raises(UnsupportedError, match="write option 'compression-codec' is a Spark write's"):
+        floe.write.write(t, wider, options={"compression-codec": "snappy"})
 
 
 

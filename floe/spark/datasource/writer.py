@@ -14,9 +14,14 @@ Tables are named by location (a table folder) or identifier; identifiers resolve
 Each Spark task runs floe.write.TaskWriter over its Arrow batches and returns its DataFiles as a
 pickled commit message; a failing task deletes the files it opened.
 
+Settings: the options ``mergeSchema``, ``compression-codec`` / ``compression-level``, ``check-nullability`` /
+``check-ordering`` (floe.spark.write.session_settings). This runs in Python workers, which have no session:
+the session's ``spark.sql.iceberg.*`` settings reach only a Floe-aware session's writes (``floe.spark.attach``),
+which take ``format("iceberg")`` on Spark's native writer.
+
 Distribution and order: Spark gives Python data sources no way to request a distribution or an ordering
-(no ``RequiresDistributionAndOrdering`` counterpart), so ``write.distribution-mode`` and the
-``distribution-mode`` option have no effect here: each task writes the rows Spark hands it, as they come.
+(no ``RequiresDistributionAndOrdering`` counterpart), so ``write.distribution-mode`` has no effect here and the
+``distribution-mode`` option is refused: each task writes the rows Spark hands it, as they come.
 The task writer fans out (one open file per partition the task has seen), so a task writes at most one
 file per partition per ``write.target-file-size-bytes``, and a table gets up to (input tasks x partitions)
 new files; ``df.repartition(<partition source columns>)`` before the write, or ``table.append(df)``
@@ -50,6 +55,13 @@ from floe.errors import UnsupportedError, ValidationError
 from floe.spark.datasource.reader import config_from_options, table_source
 from floe.spark.types import from_spark_schema
 from floe.spark.write.dataframe_write import ArrowWriteTask, cleanup_operation_files
+from floe.spark.write.session_settings import (
+    DISTRIBUTION_MODE_OPTION,
+    check_write_options,
+    compression_properties,
+    merge_schema_requested,
+    schema_checks,
+)
 from floe.spec import properties as P
 from floe.spec.sort_order import UNSORTED_ORDER_ID
 from floe.write.commit import WriteMode, apply_schema_changes, commit_files
@@ -107,6 +119,10 @@ def _mode(options: Mapping[str, str], overwrite: bool) -> tuple[WriteMode, str |
     return "overwrite", flt
 
 
+def _given(options: Mapping[str, str], name: str) -> bool:
+    return any(k.lower() == name for k in options)
+
+
 class IcebergWriter(DataSourceArrowWriter):
     """Batch writer: tasks write data files with floe.write.TaskWriter; the driver commits one snapshot."""
 
@@ -121,13 +137,20 @@ class IcebergWriter(DataSourceArrowWriter):
                 "data source cannot upsert; write through a Floe-aware session (floe.spark.attach(spark)) or "
                 "table.append(df)"
             )
-        merge = self.options.get("mergeSchema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, "false"))
+        if _given(self.options, DISTRIBUTION_MODE_OPTION):
+            raise UnsupportedError(
+                f"Table {table.name()}: the {DISTRIBUTION_MODE_OPTION} option needs a Floe-aware session "
+                "(floe.spark.attach(spark)): Spark's Python data source cannot ask for a distribution"
+            )
+        check_write_options(self.options, table_name=table.name())
+        checks = schema_checks(table.properties, self.options)
         changes = check_write_schema(
             table.schema(), from_spark_schema(schema), table_name=table.name(),
-            merge_schema=str(merge).lower() == "true", format_version=table.format_version, spark_types=True,
+            merge_schema=merge_schema_requested(self.options), format_version=table.format_version, spark_types=True,
+            check_nullability=checks.nullability, check_ordering=checks.ordering,
         )
         apply_schema_changes(table, changes)
-        props = dict(table.properties)
+        props = compression_properties(table.properties, self.options, table_name=table.name())
         self.operation_id = str(uuid.uuid4())
         self.task = ArrowWriteTask(
             schema=table.schema(), spec=table.spec(), properties=props,

@@ -91,7 +91,7 @@ def _write_on_driver(table: Table, rows: DataFrame, tasks: Sequence[FileScanTask
             if old is not None:
                 positions[path] = np.concatenate([positions[path], old])
             replaced += [e.data_file for e in mine]
-    return write_position_deletes_on_driver(table, positions, tasks, per_file=per_file), replaced
+    return write_position_deletes_on_driver(table, positions, tasks, per_file=per_file, spark=rows.sparkSession), replaced
 
 
 def _by_file(rows: pa.Table) -> dict[str, np.ndarray]:

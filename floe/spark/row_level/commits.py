@@ -36,6 +36,7 @@ from floe.spark.runtime.connect import is_connect
 from floe.spark.scan.file_uris import reads_each_file_whole
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN
 from floe.spark.write.dataframe_write import write_files
+from floe.spark.write.session_settings import session_distribution_mode
 from floe.spec import properties as P
 from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, DataFile
 from floe.table.table import Table
@@ -85,6 +86,7 @@ def row_delta_commit(
     snapshot_properties: Mapping[str, str],
     branch: str | None = None,
     observed_positions: Callable[[], Mapping[str, np.ndarray]] | None = None,
+    spark: SparkSession | None = None,
 ) -> None:
     """Merge-on-read: position deletes for ``deleted_rows`` (read from ``tasks`` with positions), new data
     files for ``new_rows``, ``dropped`` files removed whole; one row delta validated since ``snapshot_id``.
@@ -92,8 +94,8 @@ def row_delta_commit(
     ``observed_positions`` replaces ``deleted_rows`` with positions the driver learns from the write of
     ``new_rows`` (observed in the same Spark job: :mod:`floe.spark.row_level.observed_positions`): called after that
     write, it returns them by data file (and may raise, before anything is committed); they are written on
-    the driver (format v2 only: the caller checks), each touched file's earlier file-scoped delete files
-    merged into its new one and removed.
+    the driver (format v2 only: the caller checks) with ``spark``'s write settings, each touched file's earlier
+    file-scoped delete files merged into its new one and removed.
     """
     written: list[DataFile] = []  # grows as files are written; the context deletes them all on failure
     with deleted_on_failure(table.io, written):
@@ -105,7 +107,9 @@ def row_delta_commit(
             replaced: list[DataFile] = []
             if per_file:  # a touched file's earlier file-scoped deletes go into its new delete file
                 positions, replaced = with_scoped_positions(table, positions, tasks)
-            deletes = write_position_deletes_on_driver(table, positions, tasks, per_file=per_file)
+            if spark is None:
+                raise ValueError("row_delta_commit: observed_positions needs the session (spark)")
+            deletes = write_position_deletes_on_driver(table, positions, tasks, per_file=per_file, spark=spark)
             written += deletes
         else:
             delete_job = (lambda: write_deletes(table, deleted_rows, tasks)) if deleted_rows is not None else None
@@ -235,9 +239,10 @@ def rewrite_distribution(
     ``tasks``' files are read by one relation that splits none of them); a partitioned table's
     rows are clustered by partition by the write itself. MERGE distributes its rows as an INSERT does:
     ``write.merge.distribution-mode``, else ``hash`` when partitioned, else the table's write mode (none
-    for an unsorted unpartitioned table: no shuffle after the join)."""
+    for an unsorted unpartitioned table: no shuffle after the join). The session's
+    ``spark.sql.iceberg.distribution-mode`` wins over these properties, as in Iceberg Java."""
     prop = {"DELETE": P.DELETE_DISTRIBUTION_MODE, "UPDATE": P.UPDATE_DISTRIBUTION_MODE, "MERGE": P.MERGE_DISTRIBUTION_MODE}[command]
-    explicit = table.properties.get(prop)
+    explicit = session_distribution_mode(rows.sparkSession, {}, table_name=table.name()) or table.properties.get(prop)
     mode = str(explicit).strip().lower() if explicit else None
     if mode not in (None, "none", "hash", "range"):
         raise ValidationError(f"Table {table.name()}: invalid {prop} {explicit!r}: expected none, hash or range")

@@ -54,6 +54,7 @@ from floe.spark.scan.row_columns import (
 from floe.spark.scan.table_read import dataframe_for_scan
 from floe.spark.types import to_spark_schema, to_spark_type
 from floe.spark.write.dataframe_write import distribution_mode
+from floe.spark.write.session_settings import with_session_settings
 from floe.spec import properties as P
 from floe.spec.types import NestedField, StructType
 from floe.table.row_changes import Clause as RowClause
@@ -226,7 +227,7 @@ def delete_rows(
             observed = observer.observe(matched, F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN), F.lit(True), F.lit(True))
             row_delta_commit(table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=None, new_rows=None,
                               dropped=whole, expr=expr, snapshot_properties=props, branch=branch,
-                              observed_positions=lambda: observer.run(observed))
+                              observed_positions=lambda: observer.run(observed), spark=session)
             return True
         row_delta_commit(table, snapshot_id=snapshot_id, tasks=partial, deleted_rows=matched, new_rows=None,
                           dropped=whole, expr=expr, snapshot_properties=props, branch=branch)
@@ -379,7 +380,7 @@ def update_rows(
         observed = observer.observe(rows, F.col(ROW_FILE_COLUMN), F.col(ROW_POS_COLUMN), F.lit(True), F.lit(True))
         row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=None, new_rows=observed.select(*cols),
                           expr=expr, snapshot_properties=props, branch=branch,
-                          observed_positions=lambda: observer.positions(None, lambda: False))
+                          observed_positions=lambda: observer.positions(None, lambda: False), spark=spark)
     elif mor:
         # Both writes read the matching rows: cached, the table is scanned once (as Java's one delta write).
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -639,7 +640,7 @@ def _merge_on_read_once(
         row_delta_commit(table, snapshot_id=snapshot_id, tasks=tasks, deleted_rows=None,
                           new_rows=observed.where(new_rows).select(*[F.col(quoted(c)) for c in columns]),
                           expr=AlwaysTrue(), snapshot_properties=props, branch=branch,
-                          observed_positions=lambda: observer.positions(violation, matched_twice))
+                          observed_positions=lambda: observer.positions(violation, matched_twice), spark=spark)
         return len(table.refresh().metadata.snapshots) != before
     joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -676,12 +677,13 @@ _CARDINALITY = "MERGE_CARDINALITY_VIOLATION"
 
 def _rebalanced(table: Table, rows: DataFrame) -> DataFrame:
     """A merge-on-read MERGE's new rows (from the cached join), for a table whose write does not shuffle
-    them (unpartitioned, distribution ``none``), rebalanced: Spark's adaptive execution then packs them into
-    as few tasks as their size needs, where each of the join's shuffle partitions would write a file of its
+    them (unpartitioned and not range-sorted: ``hash`` has no key to cluster by there), rebalanced: Spark's
+    adaptive execution then packs them into as few tasks as their size needs, where each of the join's shuffle partitions would write a file of its
     own (Iceberg Java's delta writer asks for a distribution and writes one). bench/mor_rounds: 4 data files
     a round before, each later MERGE and read meeting all of them. Not on the one-job path: there adaptive
     execution may replace the observed plan once the shuffle shows no rows, and the metric is lost."""
-    if table.spec().is_partitioned or distribution_mode(table, {}) != "none":
+    session = with_session_settings(rows.sparkSession, {}, table_name=table.name())
+    if table.spec().is_partitioned or (table.sort_order().is_sorted and distribution_mode(table, session) == "range"):
         return rows
     return rows.hint("rebalance")
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from floe.errors import ValidationError
@@ -57,6 +57,7 @@ from floe.spark.types import FIELD_ID_METADATA_KEY
 from floe.spark.write.advisory import write_advisory_size
 from floe.spark.write.dataframe_write import cleanup_operation_files
 from floe.spark.write.parquet_options import spark_parquet_options
+from floe.spark.write.session_settings import session_write_properties
 from floe.spark.write.transforms import ensure_workers_import_floe
 from floe.spec import properties as P
 from floe.spec.manifest import POSITION_DELETE_FILE_PATH_ID, POSITION_DELETE_POS_ID, DataFile, FileContent
@@ -245,11 +246,11 @@ def write_position_deletes(
             error every file created is deleted.
     """
     groups = _groups(tasks, per_file)
-    props = dict(table.properties)
+    spark = positions.sparkSession
+    props = session_write_properties(spark, table)
     settings = ParquetSettings.from_properties(props, table_name=table.name(), deletes=True)
     locations = LocationProvider.for_table(table.location(), props)
     op_id = str(uuid.uuid4())
-    spark = positions.sparkSession
     many = len(groups) >= WORKER_WRITE_GROUPS and not is_connect(spark)
     if many or not spark_reaches(spark, locations.data_dir):
         return _write_in_workers(table, positions, groups, settings, locations, op_id)
@@ -419,7 +420,8 @@ def _write_in_workers(
 
 
 def write_position_deletes_on_driver(
-    table: Table, positions: Mapping[str, np.ndarray], tasks: Sequence[FileScanTask], *, per_file: bool
+    table: Table, positions: Mapping[str, np.ndarray], tasks: Sequence[FileScanTask], *, per_file: bool,
+    spark: SparkSession,
 ) -> list[DataFile]:
     """Write ``positions`` (data file path as its manifest spells it -> deleted positions; files of
     ``tasks``) as position delete files with pyarrow on the driver, grouped as :func:`write_position_deletes`
@@ -439,7 +441,7 @@ def write_position_deletes_on_driver(
         by_group.setdefault(index[_group_key(by_path[path], per_file)], []).append(path)
     if not by_group:
         return []
-    props = dict(table.properties)
+    props = session_write_properties(spark, table)  # the session's codec and level, as a Spark write takes them
     op_id = str(uuid.uuid4())
     group_info = {i: (g[0], tuple(g[1]), _partition_path(table, g[0], tuple(g[1]))) for i, g in enumerate(groups)}
 

@@ -56,6 +56,7 @@ from floe.spark.runtime.sql_session import (
 )
 from floe.spark.scan.table_read import load_table, read
 from floe.spark.streaming.sink import StreamSink, sink_options, start_stream
+from floe.spark.write.session_settings import SESSION_WRITE_OPTIONS
 from floe.sql import commands as c
 from floe.sql.lexer import split_statements
 from floe.sql.parser import parse_statement
@@ -80,10 +81,8 @@ _READ_OPTIONS = {
     "end-snapshot-id": ("end_snapshot_id", int),
 }
 _SNAPSHOT_PROPERTY = "snapshot-property."
-# Write options of writeTo / save, lower case: the last three are Iceberg's Spark write options write_files honours.
-_WRITE_OPTIONS = {
-    UPSERT_OPTION, "mergeschema", "merge-schema", "distribution-mode", "target-file-size-bytes", "advisory-partition-size",
-}
+# Write options of writeTo / save, lower case: Iceberg's Spark write options Floe's writers honour.
+_WRITE_OPTIONS = {UPSERT_OPTION, "target-file-size-bytes", "advisory-partition-size", *SESSION_WRITE_OPTIONS}
 
 
 def is_active(spark: SparkSession) -> bool:

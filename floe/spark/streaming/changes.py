@@ -37,6 +37,16 @@ from floe.spark.streaming.conversion_schedule import (
 )
 from floe.spark.types import from_spark_schema
 from floe.spark.write.dataframe_write import cleanup_operation_files, project_to_table
+from floe.spark.write.session_settings import (
+    CHECK_NULLABILITY_OPTION,
+    CHECK_ORDERING_OPTION,
+    COMPRESSION_CODEC_OPTION,
+    COMPRESSION_LEVEL_OPTION,
+    merge_schema_requested,
+    schema_checks,
+    session_write_properties,
+    with_session_settings,
+)
 from floe.spark.write.transforms import ensure_workers_import_floe
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile, FileContent
@@ -138,6 +148,10 @@ def _column(schema: Schema, field_id: int) -> Column:
     return col
 
 
+# Write options a changelog's write honours (its rows go to their key's task: no distribution or sizing options).
+_CHANGES_WRITE_OPTIONS = {COMPRESSION_CODEC_OPTION, COMPRESSION_LEVEL_OPTION}
+
+
 @without_call_sites()
 def apply_changes(
     table: Table,
@@ -150,6 +164,7 @@ def apply_changes(
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
     rewrite_every: int | None = None,
+    write_options: Mapping[str, str] | None = None,
 ) -> ChangesResult:
     """Apply the changelog ``df`` to ``table`` in one commit (a row delta).
 
@@ -167,6 +182,8 @@ def apply_changes(
         rewrite_every: run ``rewrite_equality_deletes`` after the commit once this many commits with
             equality deletes have landed since the last one (floe.spark.streaming.conversion_schedule;
             default: table property ``write.rewrite-equality-deletes.commit-count``, 0 never).
+        write_options: ``compression-codec`` / ``compression-level`` for the files written (else the session's
+            ``spark.sql.iceberg.compression-*``, else the table's properties).
 
     Raises:
         ValidationError: the table is v1, has no key, the DataFrame lacks the operation column or does not
@@ -183,6 +200,12 @@ def apply_changes(
         raise ValidationError(f"Changes for table {table.name()} have no operation column {op_column!r}")
     if order_by is not None and order_by not in columns:
         raise ValidationError(f"Changes for table {table.name()} have no order column {order_by!r}")
+    unknown = sorted(k for k in (write_options or {}) if k.lower() not in _CHANGES_WRITE_OPTIONS)
+    if unknown:
+        raise UnsupportedError(
+            f"Changes for table {table.name()}: write option {unknown[0]!r} is not supported when applying changes "
+            f"(supported: {', '.join(sorted(_CHANGES_WRITE_OPTIONS))})"
+        )
     key_ids = key_field_ids(table, keys)
     every = schedule_commit_count(table, branch=branch) if rewrite_every is None else rewrite_every
     if upsert is None:
@@ -208,7 +231,7 @@ def apply_changes(
         .sortWithinPartitions(_ORDER)
         .drop(_ORDER)
     )
-    props = dict(table.properties)
+    props = session_write_properties(spark, table, write_options)  # the option's or session's codec and level
     op_id = str(uuid.uuid4())
     task = _DeltaTask(
         schema=schema, spec=spec, key_field_ids=key_ids, upsert=upsert, properties=props,
@@ -254,7 +277,10 @@ def apply_changes(
 
 
 # Options an upsert honours; any other write option is refused rather than dropped.
-_UPSERT_WRITE_OPTIONS = {"mergeschema", "merge-schema", UPSERT_OPTION, "order-column", SCHEDULE_OPTION}
+_UPSERT_WRITE_OPTIONS = {
+    "mergeschema", "merge-schema", UPSERT_OPTION, "order-column", SCHEDULE_OPTION,
+    COMPRESSION_CODEC_OPTION, COMPRESSION_LEVEL_OPTION, CHECK_NULLABILITY_OPTION, CHECK_ORDERING_OPTION,
+}
 
 
 @without_call_sites()
@@ -285,16 +311,19 @@ def upsert_dataframe(
         )
     check_upsert_table(table, "append", keys_given=bool(keys))
     every = schedule_commit_count(table, opts, branch=branch)
-    merge = opts.get("mergeSchema", opts.get("merge-schema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA)))
+    settings = with_session_settings(df.sparkSession, opts, table_name=table.name())
+    checks = schema_checks(table.properties, settings)
     order = opts.get("order-column")
     rows = df.drop(order) if order is not None and order in df.columns else df
     changes = check_write_schema(
         table.schema(), from_spark_schema(rows.schema), table_name=table.name(),
-        merge_schema=str(merge).strip().lower() == "true", format_version=table.format_version, spark_types=True,
+        merge_schema=merge_schema_requested(settings), format_version=table.format_version, spark_types=True,
+        check_nullability=checks.nullability, check_ordering=checks.ordering,
     )
     apply_schema_changes(table, changes)
     op = "__floe_upsert_op"
     return apply_changes(
         table, df.withColumn(op, F.lit("+I")), op_column=op, keys=keys, upsert=True, order_by=order,
         snapshot_properties=snapshot_properties, branch=branch, rewrite_every=every,
+        write_options={k: v for k, v in settings.items() if k.lower() in _CHANGES_WRITE_OPTIONS},
     )

@@ -28,6 +28,7 @@ from floe.errors import ValidationError
 from floe.spark.streaming.changes import apply_changes, upsert_dataframe
 from floe.spark.streaming.conversion_schedule import SCHEDULE_OPTION, schedule_commit_count
 from floe.spark.write.dataframe_write import write_dataframe
+from floe.spark.write.session_settings import SESSION_WRITE_OPTIONS
 from floe.spec import properties as P
 from floe.write.upsert_mode import check_upsert_table, upsert_requested
 
@@ -48,7 +49,9 @@ _QUERY_ID_PROPERTY = "sql.streaming.queryId"  # Spark's local property on the mi
 
 _SNAPSHOT_PROPERTY = "snapshot-property."
 # Options of the sink itself; every other key is refused rather than ignored.
-_WRITE_OPTIONS = {"distribution-mode", "target-file-size-bytes", "advisory-partition-size", "fanout-enabled", "branch"}
+_WRITE_OPTIONS = {
+    "target-file-size-bytes", "advisory-partition-size", "fanout-enabled", "branch", *SESSION_WRITE_OPTIONS,
+}
 _CHANGE_OPTIONS = {"op-column", "upsert-enabled", "equality-field-columns", "order-column", SCHEDULE_OPTION}
 _SPARK_OPTIONS = {"checkpointlocation", "path"}
 
@@ -185,7 +188,7 @@ class StreamSink:
         if o.op_column is not None:
             apply_changes(
                 table, batch, op_column=o.op_column, keys=o.keys, upsert=o.upsert, order_by=o.order_column,
-                snapshot_properties=summary, branch=o.branch, rewrite_every=self.rewrite_every(table),
+                snapshot_properties=summary, branch=o.branch, rewrite_every=self.rewrite_every(table), write_options=o.write,
             )
             return
         if self.upserts(table):

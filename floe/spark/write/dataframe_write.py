@@ -66,6 +66,12 @@ from floe.spark.types import FIELD_ID_METADATA_KEY, from_spark_schema, to_spark_
 from floe.spark.write.advisory import write_advisory_size
 from floe.spark.write.layout import decode_partition_dirs, hidden_partition_columns
 from floe.spark.write.parquet_options import spark_parquet_options
+from floe.spark.write.session_settings import (
+    compression_properties,
+    merge_schema_requested,
+    schema_checks,
+    with_session_settings,
+)
 from floe.spark.write.transforms import ensure_workers_import_floe, source_column, transform_column
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile
@@ -250,7 +256,8 @@ def _sort_exprs(order: SortOrder, schema: Schema) -> list[Column]:
 
 
 def distribution_mode(table: Table, options: Mapping[str, str]) -> str:
-    """The write distribution mode (none|hash|range): the option, else the table property, else Iceberg's default.
+    """The write distribution mode (none|hash|range): the option (which the session's
+    ``spark.sql.iceberg.distribution-mode`` fills in :func:`write_files`), else the table property, else Iceberg's default.
 
     Measured (bench/write.py, 960 partitions): a partitioned write costs about the same with ``hash``
     (shuffle by partition values, one file per partition) and ``none`` (no shuffle; Spark's writer sorts each
@@ -570,13 +577,10 @@ def _remove_local_tree(location: str) -> None:
 
 
 # -- the entry points -----------------------------------------------------------------------------
-def _truthy(value: object) -> bool:
-    return str(value).strip().lower() == "true"
-
-
 def _write_properties(table: Table, options: Mapping[str, str]) -> dict[str, str]:
-    """The table properties, with the ``target-file-size-bytes`` option (if any) as the file size target."""
-    props = dict(table.properties)
+    """The table properties, with the ``target-file-size-bytes`` option (if any) as the file size target and the
+    ``compression-*`` options (or the session's ``spark.sql.iceberg.compression-*``) as the codec and level."""
+    props = compression_properties(table.properties, options, table_name=table.name())
     target = options.get(TARGET_FILE_SIZE_OPTION)
     if target is not None:
         try:
@@ -607,7 +611,10 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
             ``target-file-size-bytes`` (overrides ``write.target-file-size-bytes``, e.g. for compaction),
             ``advisory-partition-size`` (bytes per shuffle partition; overrides
             ``write.spark.advisory-partition-size-bytes``),
+            ``compression-codec`` / ``compression-level`` (over the data and delete codec properties),
             ``use-table-distribution-and-ordering`` (false: write ``df``'s rows in their order, no shuffle).
+            The session's ``spark.sql.iceberg.*`` settings fill the options not given
+            (floe.spark.write.session_settings).
 
     Returns:
         The new data files (none for an empty ``df``).
@@ -616,8 +623,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
         ValidationError: the DataFrame does not fit the table, a required column holds a null, or an
             option is invalid. On any error every file this call created is deleted first.
     """
-    opts = {str(k): str(v) for k, v in (options or {}).items()}
     spark = df.sparkSession
+    opts = with_session_settings(spark, options or {}, table_name=table.name())
     attach(spark)
     ensure_workers_import_floe(spark)  # UDF buckets and the Arrow path run floe code in Python workers
     schema, spec = table.schema(), table.spec()
@@ -688,8 +695,9 @@ def write_dataframe(
         overwrite_filter: for ``overwrite``.
         snapshot_properties: extra snapshot summary properties (``spark.app.id`` is always added).
         branch: target branch.
-        options: ``mergeSchema`` (add columns / widen types first; default ``write.spark.accept-any-schema``),
-            and the options of :func:`write_files`.
+        options: ``mergeSchema`` (add columns / widen types first; default ``spark.sql.iceberg.merge-schema``,
+            else false), ``check-nullability`` / ``check-ordering`` (floe.spark.write.session_settings), and the
+            options of :func:`write_files`.
 
     Raises:
         ValidationError: the DataFrame does not fit the table (names the column and types), or a required
@@ -697,12 +705,13 @@ def write_dataframe(
         CommitFailedError / CommitConflictError / CommitStateUnknownError: from the commit (the new files
             are deleted, except after CommitStateUnknownError, when the commit may have succeeded).
     """
-    opts = {str(k): str(v) for k, v in (options or {}).items()}
     spark = df.sparkSession
-    merge = _truthy(opts.get("mergeSchema", opts.get("merge-schema", table.properties.get(P.SPARK_WRITE_ACCEPT_ANY_SCHEMA, "false"))))
+    opts = with_session_settings(spark, options or {}, table_name=table.name())
+    checks = schema_checks(table.properties, opts)
     changes = check_write_schema(
-        table.schema(), from_spark_schema(df.schema), table_name=table.name(), merge_schema=merge,
+        table.schema(), from_spark_schema(df.schema), table_name=table.name(), merge_schema=merge_schema_requested(opts),
         format_version=table.format_version, spark_types=True,
+        check_nullability=checks.nullability, check_ordering=checks.ordering,
     )
     apply_schema_changes(table, changes)
     files = write_files(table, df, options=opts)
