@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from pyspark.sql import SparkSession
 
+from floe.errors import ValidationError
 from floe.io.locations import to_local_path
 from floe.sql.engine import SqlSession
 
@@ -82,3 +84,46 @@ def test_merge_by_source_reads_every_file(session: SqlSession) -> None:
     session.sql(f"MERGE INTO bysource t USING ({src}) s ON t.id = s.id AND t.ts = s.ts "
                 "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED BY SOURCE THEN DELETE")
     assert rows(session, "SELECT * FROM bysource") == [(1, rows(session, "SELECT ts FROM bysource")[0][0], "one")]
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_touched_files_pass_broadcasts_only_the_source_keys(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, duplicate: bool
+) -> None:
+    from floe.spark.row_level import dml
+
+    name = f"keys_{int(duplicate)}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('write.merge.mode'='copy-on-write')")
+    session.sql(f"INSERT INTO {name} SELECT id, 'old' FROM range(0, 1000, 1, 2)")
+    session.sql(f"INSERT INTO {name} SELECT id, 'old' FROM range(1000, 2000, 1, 1)")  # a file no source row matches
+    untouched = rows(session, f"SELECT _file FROM {name} WHERE id = 1500")
+    plans: list[str] = []
+    real = dml._touched_files
+
+    def spy(matched: object) -> tuple[set[str], bool]:
+        plans.append(str(matched._jdf.queryExecution().executedPlan().toString()))  # type: ignore[attr-defined]
+        return real(matched)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dml, "_touched_files", spy)
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "64")  # the whole source is too big to broadcast
+    # ids 990-999 match (the first insert's files), 2000-2009 are new
+    source = ("SELECT id, 'new' AS v FROM range(990, 1000) UNION ALL SELECT id, 'new' FROM range(2000, 2010)"
+              + (" UNION ALL SELECT 995, 'again'" if duplicate else ""))
+    try:
+        statement = (f"MERGE INTO {name} t USING ({source}) s ON t.id = s.id "
+                     "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+        if duplicate:  # a target row matched twice is found by the narrow join as by the whole one
+            with pytest.raises(ValidationError, match="MERGE_CARDINALITY_VIOLATION"):
+                session.sql(statement)
+        else:
+            session.sql(statement)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+    assert plans and "BroadcastHashJoin" in plans[0] and "SortMergeJoin" not in plans[0]
+    if duplicate:
+        assert rows(session, f"SELECT count(*) FROM {name} WHERE v <> 'old'") == [(0,)]
+        return
+    assert rows(session, f"SELECT v, count(*) FROM {name} GROUP BY v") == [("new", 20), ("old", 1990)]
+    # the file of ids 1000-1999 holds no matched row: it is not rewritten
+    assert rows(session, f"SELECT _file FROM {name} WHERE id = 1500") == untouched

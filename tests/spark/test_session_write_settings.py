@@ -199,3 +199,29 @@ def test_strict_schema_checks_on_accept_any_schema_tables(spark: SparkSession, l
         spark.sql("SELECT CAST(NULL AS bigint) id, 'z' s").writeTo(strict).append()
     assert _snapshots(spark, strict) == before
     assert sorted(spark.table(strict).collect()) == sorted(spark.table(plain).collect()) == [(1, "a"), (2, "b")]
+
+
+@pytest.mark.parametrize("in_workers", [True, False])
+def test_compaction_takes_the_session_codec_on_either_path(
+    spark: SparkSession, lake: str, monkeypatch: pytest.MonkeyPatch, in_workers: bool
+) -> None:
+    from floe.spark.procedures import rewrite_data_files, worker_binpack
+
+    t = f"{lake}.db.k"
+    spark.sql(f"CREATE TABLE {t} (id bigint, s string) USING iceberg")
+    for k in range(3):  # small files of about 100 KB: a bin-pack group the workers may rewrite
+        spark.sql(f"INSERT INTO {t} SELECT id, sha2(cast(id AS string), 256) FROM range({k * 3000}, {(k + 1) * 3000}, 1, 1)")
+    ran: list[bool] = []
+    real = worker_binpack.rewrite_in_workers
+
+    def spy(*args: object, **kwargs: object) -> object:
+        ran.append(True)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rewrite_data_files, "rewrite_in_workers", spy)
+    monkeypatch.setattr(rewrite_data_files, "rewrites_in_workers", lambda *a: in_workers)
+    spark.conf.set(COMPRESSION_CODEC_CONF, "snappy")
+    spark.sql(f"CALL {lake}.system.rewrite_data_files(table => 'db.k', options => map('min-input-files', '2'))").collect()
+    assert ran == ([True] if in_workers else [])
+    assert len(_files(spark, t)) == 1 and _data_codecs(spark, t) == {"SNAPPY"}
+    assert spark.table(t).count() == 9000

@@ -33,6 +33,7 @@ from floe.spark.runtime.connect import is_connect
 from floe.spark.runtime.worker_errors import floe_error_in
 from floe.spark.scan.worker_read import TaskGroup, make_task_group, pack_tasks, read_context
 from floe.spark.write.dataframe_write import cleanup_operation_files
+from floe.spark.write.session_settings import session_write_properties
 from floe.spark.write.transforms import ensure_workers_import_floe
 from floe.spec import properties as P
 from floe.spec.manifest import DataFile
@@ -125,7 +126,8 @@ def rewrite_in_workers(
         )
         for i, tasks in enumerate(pack_tasks(group.tasks, max(1, group.expected_output_files)))
     )
-    properties = {**table.properties, P.WRITE_TARGET_FILE_SIZE_BYTES: str(write_max_file_size)}
+    # The session's codec and level, as the Spark path's write (Iceberg Java's rewrite writes through Spark).
+    properties = {**session_write_properties(session, table), P.WRITE_TARGET_FILE_SIZE_BYTES: str(write_max_file_size)}
     operation_id = str(uuid.uuid4())
     job = _GroupWriter(
         shares=shares, spec=table.spec(), partition=tuple(group.partition), properties=properties,

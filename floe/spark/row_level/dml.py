@@ -36,7 +36,12 @@ from floe.spark.row_level.commits import (
     rewrite_distribution,
     row_delta_commit,
 )
-from floe.spark.row_level.merge_pruning import equi_keys, source_matched_rows, source_range_filter
+from floe.spark.row_level.merge_pruning import (
+    equi_keys,
+    key_only_join,
+    source_matched_rows,
+    source_range_filter,
+)
 from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.row_level.position_deletes import per_file_granularity
 from floe.spark.runtime.call_sites import without_call_sites
@@ -535,10 +540,16 @@ def merge_into(
         matches = join if by_source else f"{quoted(tv)} AS {quoted(t)} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
         if positioned:
             # One pass for both: the files holding a target row some clause changes (only they are
-            # rewritten or get deletes) and whether a target row matches twice.
+            # rewritten or get deletes) and whether a target row matches twice. With no clause condition the
+            # ON keys alone decide it (the clauses read only the source's presence column).
+            hint, pairs = "", matches
+            if not by_source and all(cl.condition is None for cl in clauses):
+                narrow = key_only_join(spark, tv, sv, t, s, on, carried=(_SRC,))
+                if narrow is not None:
+                    hint, pairs = narrow
             touched_paths, duplicated = _touched_files(spark.sql(
-                f"SELECT {quoted(t)}.{_TID} AS {_TID}, {quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, "
-                f"CASE WHEN {changed} THEN 1 ELSE 0 END AS {_CHANGED} FROM {matches} WHERE {t_in}"
+                f"SELECT {hint} {quoted(t)}.{_TID} AS {_TID}, {quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, "
+                f"CASE WHEN {changed} THEN 1 ELSE 0 END AS {_CHANGED} FROM {pairs} WHERE {t_in}"
             ))
             touched = [task for task in tasks if task.data_file.file_path in touched_paths]
             listed = ", ".join(spark_string(p) for p in touched_paths) or "NULL"
