@@ -60,6 +60,7 @@ from floe.spark.write.session_settings import (
     check_write_options,
     compression_properties,
     merge_schema_requested,
+    option_value,
     schema_checks,
 )
 from floe.spec import properties as P
@@ -119,10 +120,6 @@ def _mode(options: Mapping[str, str], overwrite: bool) -> tuple[WriteMode, str |
     return "overwrite", flt
 
 
-def _given(options: Mapping[str, str], name: str) -> bool:
-    return any(k.lower() == name for k in options)
-
-
 class IcebergWriter(DataSourceArrowWriter):
     """Batch writer: tasks write data files with floe.write.TaskWriter; the driver commits one snapshot."""
 
@@ -137,7 +134,7 @@ class IcebergWriter(DataSourceArrowWriter):
                 "data source cannot upsert; write through a Floe-aware session (floe.spark.attach(spark)) or "
                 "table.append(df)"
             )
-        if _given(self.options, DISTRIBUTION_MODE_OPTION):
+        if option_value(self.options, DISTRIBUTION_MODE_OPTION) is not None:
             raise UnsupportedError(
                 f"Table {table.name()}: the {DISTRIBUTION_MODE_OPTION} option needs a Floe-aware session "
                 "(floe.spark.attach(spark)): Spark's Python data source cannot ask for a distribution"

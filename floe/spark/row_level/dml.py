@@ -59,7 +59,7 @@ from floe.spark.scan.row_columns import (
 from floe.spark.scan.table_read import dataframe_for_scan
 from floe.spark.types import to_spark_schema, to_spark_type
 from floe.spark.write.dataframe_write import distribution_mode
-from floe.spark.write.session_settings import with_session_settings
+from floe.spark.write.session_settings import session_distribution_mode
 from floe.spec import properties as P
 from floe.spec.types import NestedField, StructType
 from floe.table.row_changes import Clause as RowClause
@@ -689,12 +689,13 @@ _CARDINALITY = "MERGE_CARDINALITY_VIOLATION"
 def _rebalanced(table: Table, rows: DataFrame) -> DataFrame:
     """A merge-on-read MERGE's new rows (from the cached join), for a table whose write does not shuffle
     them (unpartitioned and not range-sorted: ``hash`` has no key to cluster by there), rebalanced: Spark's
-    adaptive execution then packs them into as few tasks as their size needs, where each of the join's shuffle partitions would write a file of its
-    own (Iceberg Java's delta writer asks for a distribution and writes one). bench/mor_rounds: 4 data files
-    a round before, each later MERGE and read meeting all of them. Not on the one-job path: there adaptive
+    adaptive execution then packs them into as few tasks as their size needs, where each of the join's
+    shuffle partitions would write a file of its own (Iceberg Java's delta writer asks for a distribution and
+    writes one). bench/mor_rounds: 4 data files a round before, each later MERGE and read meeting all of them. Not on the one-job path: there adaptive
     execution may replace the observed plan once the shuffle shows no rows, and the metric is lost."""
-    session = with_session_settings(rows.sparkSession, {}, table_name=table.name())
-    if table.spec().is_partitioned or (table.sort_order().is_sorted and distribution_mode(table, session) == "range"):
+    asked = session_distribution_mode(rows.sparkSession, {}, table_name=table.name())
+    mode = distribution_mode(table, {} if asked is None else {"distribution-mode": asked})
+    if table.spec().is_partitioned or (table.sort_order().is_sorted and mode == "range"):
         return rows
     return rows.hint("rebalance")
 

@@ -55,15 +55,24 @@ KEY_BROADCAST_BYTES = 32 << 20
 _ORDERED = (IntegerType, LongType, DateType, TimestampType, TimestamptzType, StringType, DecimalType)
 
 
-def equi_keys(on: str, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
-    """(target column, source column) of each top-level ``t.a = s.b`` conjunct of ``on`` (either order)."""
+def _conjuncts(on: str) -> list[exp.Expr]:
+    """The top-level conjuncts of ``on`` (none when it does not parse)."""
     try:
         tree = sqlglot.parse_one(on, read="spark")
     except sqlglot.errors.ParseError:
         return []
+    return list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
+
+
+def equi_keys(on: str, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
+    """(target column, source column) of each top-level ``t.a = s.b`` conjunct of ``on`` (either order)."""
+    return _equalities(_conjuncts(on), target_alias, source_alias)
+
+
+def _equalities(conjuncts: list[exp.Expr], target_alias: str, source_alias: str) -> list[tuple[str, str]]:
     t, s = target_alias.lower(), source_alias.lower()
     keys = []
-    for conjunct in tree.flatten() if isinstance(tree, exp.And) else [tree]:
+    for conjunct in conjuncts:
         if not isinstance(conjunct, exp.EQ):
             continue
         left, right = conjunct.left, conjunct.right
@@ -174,12 +183,8 @@ def key_only_join(
     of a shuffle of the whole target (bench/vs_java at 20M rows, a 3M-row source)."""
     if is_connect(spark):
         return None
-    keys = equi_keys(on, target_alias, source_alias)
-    try:
-        tree = sqlglot.parse_one(on, read="spark")
-    except sqlglot.errors.ParseError:
-        return None
-    conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
+    conjuncts = _conjuncts(on)
+    keys = _equalities(conjuncts, target_alias, source_alias)
     threshold = int(spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold())
     if not keys or len(conjuncts) != len(keys) or threshold < 0:
         return None

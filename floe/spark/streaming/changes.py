@@ -152,6 +152,15 @@ def _column(schema: Schema, field_id: int) -> Column:
 _CHANGES_WRITE_OPTIONS = {COMPRESSION_CODEC_OPTION, COMPRESSION_LEVEL_OPTION}
 
 
+def _refuse_unknown(options: Mapping[str, str], known: set[str], what: str, where: str) -> None:
+    """Refuse the first option (sorted) not in ``known`` (lower case), rather than drop it."""
+    unknown = sorted(k for k in options if k.lower() not in known)
+    if unknown:
+        raise UnsupportedError(
+            f"{what}: write option {unknown[0]!r} is not supported {where} (supported: {', '.join(sorted(known))})"
+        )
+
+
 @without_call_sites()
 def apply_changes(
     table: Table,
@@ -200,12 +209,7 @@ def apply_changes(
         raise ValidationError(f"Changes for table {table.name()} have no operation column {op_column!r}")
     if order_by is not None and order_by not in columns:
         raise ValidationError(f"Changes for table {table.name()} have no order column {order_by!r}")
-    unknown = sorted(k for k in (write_options or {}) if k.lower() not in _CHANGES_WRITE_OPTIONS)
-    if unknown:
-        raise UnsupportedError(
-            f"Changes for table {table.name()}: write option {unknown[0]!r} is not supported when applying changes "
-            f"(supported: {', '.join(sorted(_CHANGES_WRITE_OPTIONS))})"
-        )
+    _refuse_unknown(write_options or {}, _CHANGES_WRITE_OPTIONS, f"Changes for table {table.name()}", "when applying changes")
     key_ids = key_field_ids(table, keys)
     every = schedule_commit_count(table, branch=branch) if rewrite_every is None else rewrite_every
     if upsert is None:
@@ -303,12 +307,7 @@ def upsert_dataframe(
         ValidationError: see :func:`floe.write.upsert_mode.check_upsert_table` and :func:`apply_changes`.
     """
     opts = {str(k): str(v) for k, v in (options or {}).items()}
-    unknown = sorted(k for k in opts if k.lower() not in _UPSERT_WRITE_OPTIONS)
-    if unknown:
-        raise UnsupportedError(
-            f"Upsert into table {table.name()}: write option {unknown[0]!r} is not supported in upsert mode "
-            f"(supported: {', '.join(sorted(_UPSERT_WRITE_OPTIONS))})"
-        )
+    _refuse_unknown(opts, _UPSERT_WRITE_OPTIONS, f"Upsert into table {table.name()}", "in upsert mode")
     check_upsert_table(table, "append", keys_given=bool(keys))
     every = schedule_commit_count(table, opts, branch=branch)
     settings = with_session_settings(df.sparkSession, opts, table_name=table.name())

@@ -22,7 +22,7 @@ refused in one line naming the conf or option; nothing is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,7 @@ __all__ = [
     "check_write_options",
     "compression_properties",
     "merge_schema_requested",
+    "option_value",
     "schema_checks",
     "session_distribution_mode",
     "session_write_properties",
@@ -86,7 +87,7 @@ _DISTRIBUTION_MODES = ("none", "hash", "range")
 _BOOLEAN_OPTIONS = (MERGE_SCHEMA_OPTION, CHECK_NULLABILITY_OPTION, CHECK_ORDERING_OPTION)
 
 
-def _option(options: Mapping[str, str], name: str) -> str | None:
+def option_value(options: Mapping[str, str], name: str) -> str | None:
     """An option by name, ignoring case (Spark's options are case-insensitive); ``mergeSchema`` for merge-schema."""
     wanted = {name, "mergeschema"} if name == MERGE_SCHEMA_OPTION else {name}
     return next((str(v) for k, v in options.items() if k.lower() in wanted), None)
@@ -97,22 +98,25 @@ def _session_conf(spark: SparkSession, key: str) -> str | None:
     return None if value is None or not str(value).strip() else str(value).strip()
 
 
-def with_session_settings(spark: SparkSession, options: Mapping[str, str], *, table_name: str) -> dict[str, str]:
-    """``options`` (keys as given) plus each setting above the write did not give, from the session's conf.
+def with_session_settings(
+    spark: SparkSession, options: Mapping[str, str], *, table_name: str, only: Collection[str] = tuple(_CONF_OF)
+) -> dict[str, str]:
+    """``options`` (keys as given) plus each setting above (or of ``only``) the write did not give, from the
+    session's conf.
 
     Raises:
         ValidationError: an option or session value that is not valid (names it and the table).
     """
     out = {str(k): str(v) for k, v in options.items()}
-    for option, conf in _CONF_OF.items():
-        given = _option(out, option)
+    for option in only:
+        given = option_value(out, option)
         source = f"write option {option}"
         if given is None:
-            given = _session_conf(spark, conf)
+            given = _session_conf(spark, _CONF_OF[option])
             if given is None:
                 continue
             out[option] = given
-            source = conf
+            source = _CONF_OF[option]
         _check(option, given, source, table_name)
     return out
 
@@ -124,7 +128,7 @@ def check_write_options(options: Mapping[str, str], *, table_name: str) -> None:
         ValidationError: names the option, the value and the table.
     """
     for option in _CONF_OF:
-        given = _option(options, option)
+        given = option_value(options, option)
         if given is not None:
             _check(option, given, f"write option {option}", table_name)
 
@@ -148,7 +152,8 @@ def _check(option: str, value: str, source: str, table_name: str) -> None:
 
 def session_distribution_mode(spark: SparkSession, options: Mapping[str, str], *, table_name: str) -> str | None:
     """The distribution mode the option or the session asks for (it wins over every table property), or None."""
-    value = with_session_settings(spark, options, table_name=table_name).get(DISTRIBUTION_MODE_OPTION)
+    filled = with_session_settings(spark, options, table_name=table_name, only=(DISTRIBUTION_MODE_OPTION,))
+    value = filled.get(DISTRIBUTION_MODE_OPTION)
     return value.strip().lower() if value is not None else None
 
 
@@ -162,7 +167,7 @@ def compression_properties(
         ValidationError: the level, wherever it comes from, is out of the resolved codec's range.
     """
     out = dict(properties)
-    codec, level = _option(options, COMPRESSION_CODEC_OPTION), _option(options, COMPRESSION_LEVEL_OPTION)
+    codec, level = option_value(options, COMPRESSION_CODEC_OPTION), option_value(options, COMPRESSION_LEVEL_OPTION)
     if codec is None and level is None:
         return out
     if codec is not None:
@@ -187,7 +192,9 @@ def session_write_properties(
 ) -> dict[str, str]:
     """The table's properties as a write of ``table`` in ``spark`` takes them: the codec and level the options or
     the session give in place of the table's (for writers that read only the properties)."""
-    filled = with_session_settings(spark, options or {}, table_name=table.name())
+    filled = with_session_settings(
+        spark, options or {}, table_name=table.name(), only=(COMPRESSION_CODEC_OPTION, COMPRESSION_LEVEL_OPTION)
+    )
     return compression_properties(table.properties, filled, table_name=table.name())
 
 
@@ -195,7 +202,7 @@ def merge_schema_requested(options: Mapping[str, str]) -> bool:
     """Whether the write asks to evolve the table's schema: the ``mergeSchema`` / ``merge-schema`` option, filled
     from ``spark.sql.iceberg.merge-schema`` (default false). ``write.spark.accept-any-schema`` alone does not: it
     lets the data's schema differ, and the option asks for the change, as in Iceberg Java."""
-    value = _option(options, MERGE_SCHEMA_OPTION)
+    value = option_value(options, MERGE_SCHEMA_OPTION)
     return value is not None and value.strip().lower() == "true"
 
 
@@ -217,7 +224,7 @@ def schema_checks(properties: Mapping[str, str], options: Mapping[str, str]) -> 
         return SchemaChecks(nullability=False, ordering=False)
 
     def on(option: str) -> bool:
-        value = _option(options, option)
+        value = option_value(options, option)
         return value is None or value.strip().lower() != "false"
 
     return SchemaChecks(nullability=on(CHECK_NULLABILITY_OPTION), ordering=on(CHECK_ORDERING_OPTION))
