@@ -92,15 +92,16 @@ def test_touched_files_pass_broadcasts_only_the_source_keys(
 ) -> None:
     from floe.spark.row_level import dml
 
+    # string keys: integral ones take the key bitmap instead (test_touched_files_by_the_source_key_bitmap)
     name = f"keys_{int(duplicate)}"
-    session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('write.merge.mode'='copy-on-write')")
-    session.sql(f"INSERT INTO {name} SELECT id, 'old' FROM range(0, 1000, 1, 2)")
-    session.sql(f"INSERT INTO {name} SELECT id, 'old' FROM range(1000, 2000, 1, 1)")  # a file no source row matches
-    untouched = rows(session, f"SELECT _file FROM {name} WHERE id = 1500")
+    session.sql(f"CREATE TABLE {name} (id STRING, v STRING) USING iceberg TBLPROPERTIES ('write.merge.mode'='copy-on-write')")
+    session.sql(f"INSERT INTO {name} SELECT string(id), 'old' FROM range(0, 1000, 1, 2)")
+    session.sql(f"INSERT INTO {name} SELECT string(id), 'old' FROM range(1000, 2000, 1, 1)")  # a file no source row matches
+    untouched = rows(session, f"SELECT _file FROM {name} WHERE id = '1500'")
     plans: list[str] = []
     real = dml._touched_files
 
-    def spy(matched: object) -> tuple[set[str], bool]:
+    def spy(matched: object) -> tuple[set[str], bool, bool]:
         plans.append(str(matched._jdf.queryExecution().executedPlan().toString()))  # type: ignore[attr-defined]
         return real(matched)  # type: ignore[arg-type]
 
@@ -108,8 +109,8 @@ def test_touched_files_pass_broadcasts_only_the_source_keys(
     before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "64")  # the whole source is too big to broadcast
     # ids 990-999 match (the first insert's files), 2000-2009 are new
-    source = ("SELECT id, 'new' AS v FROM range(990, 1000) UNION ALL SELECT id, 'new' FROM range(2000, 2010)"
-              + (" UNION ALL SELECT 995, 'again'" if duplicate else ""))
+    source = ("SELECT string(id) AS id, 'new' AS v FROM range(990, 1000) UNION ALL SELECT string(id), 'new' FROM range(2000, 2010)"
+              + (" UNION ALL SELECT '995', 'again'" if duplicate else ""))
     try:
         statement = (f"MERGE INTO {name} t USING ({source}) s ON t.id = s.id "
                      "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
@@ -126,4 +127,68 @@ def test_touched_files_pass_broadcasts_only_the_source_keys(
         return
     assert rows(session, f"SELECT v, count(*) FROM {name} GROUP BY v") == [("new", 20), ("old", 1990)]
     # the file of ids 1000-1999 holds no matched row: it is not rewritten
-    assert rows(session, f"SELECT _file FROM {name} WHERE id = 1500") == untouched
+    assert rows(session, f"SELECT _file FROM {name} WHERE id = '1500'") == untouched
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_touched_files_by_the_source_key_bitmap(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, duplicate: bool
+) -> None:
+    """One integral ON key and no clause condition: the source's keys, as a bitmap, find the touched files, and
+    the rewrite joins only the matched rows with the source while the touched files' other rows are written
+    as they are. A key that repeats leaves the bitmap for the join, which finds the cardinality violation."""
+    from floe.spark.row_level import dml
+
+    name = f"bits_{int(duplicate)}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING, n INT) USING iceberg "
+                "TBLPROPERTIES ('write.merge.mode'='copy-on-write')")
+    session.sql(f"INSERT INTO {name} SELECT id, 'old', int(id) FROM range(0, 1000, 1, 2)")
+    session.sql(f"INSERT INTO {name} SELECT id, 'old', int(id) FROM range(1000, 2000, 1, 1)")  # no source row matches it
+    session.sql(f"INSERT INTO {name} VALUES (NULL, 'null key', -1)")  # never matched, its file not touched
+    untouched = sorted(rows(session, f"SELECT DISTINCT _file FROM {name} WHERE id >= 1000 OR id IS NULL"))
+    passes: list[str] = []
+    real_bitmap, real_join = dml._key_bitmap_matches, dml._touched_files
+    monkeypatch.setattr(dml, "_key_bitmap_matches", lambda *a: passes.append("bitmap") or real_bitmap(*a))
+    monkeypatch.setattr(dml, "_touched_files", lambda m: passes.append("join") or real_join(m))
+    # ids 990-999 and 0 match (the first insert's files: 0 is its lowest key), 2000-2009 are new; int keys
+    # against the table's bigint
+    source = ("SELECT int(id) AS id, 'new' AS v FROM range(990, 1000) UNION ALL SELECT 0, 'zero' "
+              "UNION ALL SELECT int(id), 'new' FROM range(2000, 2010) UNION ALL SELECT NULL, 'no key'"
+              + (" UNION ALL SELECT 995, 'again'" if duplicate else ""))
+    statement = (f"MERGE INTO {name} t USING ({source}) s ON t.id = s.id "
+                 "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v, n) VALUES (s.id, s.v, 0)")
+    if duplicate:
+        with pytest.raises(ValidationError, match="MERGE_CARDINALITY_VIOLATION"):
+            session.sql(statement)
+        assert passes == ["bitmap", "join"]
+        assert rows(session, f"SELECT count(*) FROM {name} WHERE v <> 'old'") == [(1,)]  # the NULL key's row
+        return
+    session.sql(statement)
+    assert passes == ["bitmap"]
+    assert rows(session, f"SELECT v, count(*), sum(n) FROM {name} GROUP BY v ORDER BY v") == [
+        ("new", 20, sum(range(990, 1000))), ("no key", 1, 0), ("null key", 1, -1), ("old", 1989, sum(range(1, 990)) + sum(range(1000, 2000))),
+        ("zero", 1, 0),
+    ]
+    assert rows(session, f"SELECT count(*), count(DISTINCT id) FROM {name} WHERE id IS NOT NULL") == [(2010, 2010)]
+    assert sorted(rows(session, f"SELECT DISTINCT _file FROM {name} WHERE id >= 1000 AND id < 2000 OR id IS NULL AND n = -1")) == untouched
+
+
+def test_key_bitmap_test_in_the_plan(spark: SparkSession) -> None:
+    """The plan's bitmap test keeps exactly the keys set, and the extreme longs pass through an ANSI session's
+    arithmetic without an overflow (the subtraction is tried)."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from floe.spark.row_level.source_keys import key_bitmap_frame, key_matches, pack_keys
+
+    bitmap = pack_keys(np.array([5, 7, 70], np.int64))
+    assert bitmap is not None
+    lo, hi = -(2**63), 2**63 - 1
+    ids = spark.createDataFrame([(lo,), (hi,), (4,), (5,), (6,), (7,), (69,), (70,), (71,), (None,)], "id bigint")
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        kept = ids.crossJoin(F.broadcast(key_bitmap_frame(spark, bitmap))).where(F.expr(key_matches("id")))
+        assert sorted(r[0] for r in kept.select("id").collect()) == [5, 7, 70]
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)

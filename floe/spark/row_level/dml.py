@@ -9,7 +9,8 @@ Spark SQL expressions over the table's columns (and, in MERGE, the source's).
 - Files whose every row matches a DELETE are dropped from metadata without reading them.
 - Copy-on-write rewrites only the files holding a matched row: DELETE and UPDATE find them through the
   filter (pruned by partition and metrics), MERGE by joining the target's file column with the source
-  first, so a 1-row MERGE rewrites one file, not the table.
+  first (or testing its key against the source's keys as a bitmap), so a 1-row MERGE rewrites one file, not
+  the table.
 - Every commit is validated against what was committed since the scan and deletes what it wrote if it
   fails (unless the outcome is unknown).
 """
@@ -39,15 +40,24 @@ from floe.spark.row_level.commits import (
 from floe.spark.row_level.merge_pruning import (
     equi_keys,
     key_only_join,
+    keys_broadcastable,
+    only_equalities,
     source_matched_rows,
     source_range_filter,
 )
 from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.row_level.position_deletes import per_file_granularity
+from floe.spark.row_level.source_keys import (
+    KeyBitmap,
+    integral,
+    key_bitmap_frame,
+    key_matches,
+    source_key_bitmap,
+)
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import session
 from floe.spark.runtime.connect import application_id
-from floe.spark.scan.driver_rows import empty_frame
+from floe.spark.scan.driver_rows import LONG_ARRAY_COLUMN, empty_frame
 from floe.spark.scan.row_columns import (
     ROW_FILE_COLUMN,
     ROW_ID_STORED,
@@ -450,8 +460,10 @@ def merge_into(
         target = empty_frame(spark, to_spark_schema(table.schema())).select(
             "*", F.lit(None).cast("string").alias(ROW_FILE_COLUMN), F.lit(None).cast("long").alias(ROW_POS_COLUMN)
         )
-    if ROW_ID_STORED not in target.columns:  # no lineage to keep: rows written get new ids
-        target = target.withColumns({ROW_ID_STORED: F.lit(None).cast("long"), ROW_SEQ_STORED: F.lit(None).cast("long")})
+    # Without lineage to keep (rows written get new ids) the values are NULL literals, not target columns a
+    # join would carry
+    kept_lineage = ROW_ID_STORED in target.columns
+    located = target  # each row with its file and position (when positioned), before the row ids
     target = target.withColumn(_TID, F.monotonically_increasing_id())
     source = source.withColumn(_SRC, F.lit(True))
     tv, sv = f"__floe_merge_target_{id(target):x}", f"__floe_merge_source_{id(source):x}"
@@ -501,10 +513,11 @@ def merge_into(
         lineage_cols = [
             f"{quoted(t)}.{ROW_ID_STORED} AS {ROW_ID_STORED}",
             f"CASE WHEN {updated} THEN NULL ELSE {quoted(t)}.{ROW_SEQ_STORED} END AS {ROW_SEQ_STORED}",
-        ]
+        ] if kept_lineage else [f"CAST(NULL AS BIGINT) AS {ROW_ID_STORED}", f"CAST(NULL AS BIGINT) AS {ROW_SEQ_STORED}"]
         join_kind = "FULL OUTER" if by_source or not insert_only else "RIGHT OUTER"
         once = mor and positioned and not by_source and not insert_only
         scanned, matched_rows = tv, None
+        split: tuple[DataFrame, _KeyMatches] | None = None  # a copy-on-write rewrite in two parts (_split_rewrite)
         if once and tasks:  # only matched target rows reach the join (merge_pruning.source_matched_rows)
             reduced = source_matched_rows(spark, tv, sv, t, s, on, source)
             if reduced is not None:
@@ -543,17 +556,37 @@ def merge_into(
             # rewritten or get deletes) and whether a target row matches twice. With no clause condition the
             # ON keys alone decide it (the clauses read only the source's presence column).
             hint, pairs = "", matches
-            if not by_source and all(cl.condition is None for cl in clauses):
-                narrow = key_only_join(spark, tv, sv, t, s, on, carried=(_SRC,))
-                if narrow is not None:
-                    hint, pairs = narrow
-            touched_paths, duplicated = _touched_files(spark.sql(
-                f"SELECT {hint} {quoted(t)}.{_TID} AS {_TID}, {quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, "
-                f"CASE WHEN {changed} THEN 1 ELSE 0 END AS {_CHANGED} FROM {pairs} WHERE {t_in}"
-            ))
+            keyed = not by_source and all(cl.condition is None for cl in clauses)
+            by_key = _key_bitmap_matches(spark, located, source, sv, t, s, on) if keyed and tasks else None
+            if by_key is not None:
+                # no clause condition, no BY SOURCE: every matched row is changed (the first matched clause,
+                # unconditional, updates or deletes it), and no key repeats in the source
+                touched_paths, duplicated, every_match_changes = by_key.files, False, True
+            else:
+                if keyed:
+                    narrow = key_only_join(spark, tv, sv, t, s, on, carried=(_SRC,))
+                    if narrow is not None:
+                        hint, pairs = narrow
+                touched_paths, duplicated, every_match_changes = _touched_files(spark.sql(
+                    f"SELECT {hint} {quoted(t)}.{_TID} AS {_TID}, {quoted(t)}.{ROW_FILE_COLUMN} AS {_RFILE}, "
+                    f"CASE WHEN {changed} THEN 1 ELSE 0 END AS {_CHANGED} FROM {pairs} WHERE {t_in}"
+                ))
             touched = [task for task in tasks if task.data_file.file_path in touched_paths]
             listed = ", ".join(spark_string(p) for p in touched_paths) or "NULL"
             in_touched = f"{quoted(t)}.{ROW_FILE_COLUMN} IN ({listed})"
+            if not mor and not by_source and every_match_changes and _deterministic(source):
+                # Every target row a source row matches lies in a touched file, so the rewrite's join needs
+                # only those files' rows to tell matched from not matched, and no file paths: carried through
+                # the join's shuffle and sort, a path per row was most of their bytes (docs/ARCHITECTURE.md)
+                narrowed = _rewrite_target(spark, table, snapshot_id, touched, positioned, kept_lineage)
+                in_touched = "true"
+                if by_key is None:
+                    tv = f"__floe_merge_rewritten_{id(narrowed):x}"
+                    narrowed.withColumn(_TID, F.monotonically_increasing_id()).createOrReplaceTempView(tv)
+                    views.append(tv)
+                    join = f"{quoted(tv)} AS {quoted(t)} {join_kind} JOIN {quoted(sv)} AS {quoted(s)} ON {on}"
+                else:
+                    split = narrowed, by_key
         else:
             duplicated = check_cardinality and bool(spark.sql(
                 f"SELECT 1 FROM {matches} WHERE {t_in} GROUP BY {quoted(t)}.{_TID} HAVING count(*) > 1 LIMIT 1"
@@ -572,9 +605,19 @@ def merge_into(
                               expr=AlwaysTrue(), snapshot_properties=props, branch=branch)
             return len(table.refresh().metadata.snapshots) != before
         kept = f"{t_in} AND {in_touched} AND NOT {among(by_action['delete'])}"
-        rows, write_options = rewrite_distribution(
-            table, spark.sql(f"SELECT {', '.join(cols + lineage_cols)} FROM {join} WHERE ({kept}) OR ({added})"), "MERGE"
-        )
+        def written(rows_from: str) -> DataFrame:
+            return spark.sql(f"SELECT {', '.join(cols + lineage_cols)} FROM {rows_from} WHERE ({kept}) OR ({added})")
+
+        if split is not None:
+            narrowed, by_key = split
+            matched_view = f"__floe_merge_matched_{id(narrowed):x}"
+            views.append(matched_view)
+            new_rows = _split_rewrite(spark, narrowed, by_key, matched_view, kept_lineage, lambda matched: written(
+                f"{quoted(sv)} AS {quoted(s)} LEFT OUTER JOIN {quoted(matched)} AS {quoted(t)} ON {on}"
+            ))
+        else:
+            new_rows = written(join)
+        rows, write_options = rewrite_distribution(table, new_rows, "MERGE")
         rewrite_commit(table, snapshot_id=snapshot_id, removed=touched, new_rows=rows, expr=AlwaysTrue(),
                         snapshot_properties=props, branch=branch, write_options=write_options)
         return True
@@ -588,15 +631,91 @@ def merge_into(
 _ACTION, _RFILE, _RPOS, _CHANGED = "_floe_action", "_floe_rfile", "_floe_rpos", "_floe_changed"
 
 
-def _touched_files(matched: DataFrame) -> tuple[set[str], bool]:
+def _touched_files(matched: DataFrame) -> tuple[set[str], bool, bool]:
     """From a MERGE's matched target rows (``_TID``, ``_RFILE``, ``_CHANGED`` 0/1), in one pass: the files
-    holding a row some clause changes, and whether a target row matched more than one source row."""
+    holding a row some clause changes, whether a target row matched more than one source row, and whether
+    every file holding one of these rows is among the first (no row of another file is matched)."""
     per_file = (
         matched.groupBy(_TID, _RFILE).agg(F.count(F.lit(1)).alias("n"), F.max(_CHANGED).alias("ch"))
         .groupBy(_RFILE).agg(F.max("n").alias("n"), F.max("ch").alias("ch"))
         .collect()
     )
-    return {r[_RFILE] for r in per_file if r["ch"] == 1}, any(r["n"] > 1 for r in per_file)
+    touched = {r[_RFILE] for r in per_file if r["ch"] == 1}
+    return touched, any(r["n"] > 1 for r in per_file), len(touched) == len(per_file)
+
+
+def _deterministic(frame: DataFrame) -> bool:
+    """Whether ``frame`` gives the same rows each time it is read (false when its plan cannot be asked)."""
+    jdf = getattr(frame, "_jdf", None)
+    return jdf is not None and bool(jdf.queryExecution().analyzed().deterministic())
+
+
+@dataclass(frozen=True)
+class _KeyMatches:
+    """The files holding a target row some source row matches, found by the source's keys as a bitmap."""
+
+    files: set[str]
+    bitmap: KeyBitmap
+    target_column: str
+
+
+def _key_bitmap_matches(
+    spark: SparkSession, located: DataFrame, source: DataFrame, source_view: str, t: str, s: str, on: str
+) -> _KeyMatches | None:
+    """The files of ``located``'s rows (``ROW_FILE_COLUMN``) some source row matches, by the source's keys as
+    a bitmap (floe.spark.row_level.source_keys), when ON is one equality of integral columns, the source
+    is deterministic (it is read again by the join), its keys are small enough to collect and pack, and
+    none repeats; else None."""
+    keys = only_equalities(on, t, s)
+    if len(keys) != 1 or not _deterministic(source):
+        return None
+    target_col, source_col = keys[0]
+    if not integral(located, target_col) or not integral(source, source_col):
+        return None
+    if not keys_broadcastable(spark, f"(SELECT {quoted(s)}.{quoted(source_col)} FROM {quoted(source_view)} AS {quoted(s)})"):
+        return None
+    bitmap = source_key_bitmap(source, source_col)
+    if bitmap is None:
+        return None
+    hits = located.crossJoin(F.broadcast(key_bitmap_frame(spark, bitmap))).where(F.expr(key_matches(quoted(target_col))))
+    return _KeyMatches({r[0] for r in hits.select(ROW_FILE_COLUMN).distinct().collect()}, bitmap, target_col)
+
+
+def _split_rewrite(
+    spark: SparkSession, narrowed: DataFrame, by_key: _KeyMatches, matched_view: str, kept_lineage: bool,
+    joined: Callable[[str], DataFrame],
+) -> DataFrame:
+    """A copy-on-write MERGE's new rows in two parts, told apart by the source's key bitmap: the touched
+    files' rows no source row matches, written as they are without a join, and the rest, ``joined(view)``
+    of the matched rows (registered as ``matched_view``) with the source, giving the updated and inserted
+    rows. The whole target then crosses no shuffle: at 20M target rows against a 3M-row source, the outer
+    join shuffled and sorted every target row (docs/ARCHITECTURE.md, row-level changes)."""
+    both = narrowed.crossJoin(F.broadcast(key_bitmap_frame(spark, by_key.bitmap)))
+    hit = F.expr(key_matches(quoted(by_key.target_column)))
+    columns = [c for c in narrowed.columns if c not in (ROW_ID_STORED, ROW_SEQ_STORED)]
+    lineage = [F.col(ROW_ID_STORED), F.col(ROW_SEQ_STORED)] if kept_lineage else [
+        F.lit(None).cast("long").alias(ROW_ID_STORED), F.lit(None).cast("long").alias(ROW_SEQ_STORED)
+    ]
+    unmatched = both.where(~hit).select(*[F.col(quoted(c)) for c in columns], *lineage)
+    both.where(hit).drop(LONG_ARRAY_COLUMN).withColumn(_TID, F.monotonically_increasing_id()).createOrReplaceTempView(matched_view)
+    return unmatched.unionByName(joined(matched_view))
+
+
+def _rewrite_target(
+    spark: SparkSession, table: Table, snapshot_id: int | None, touched: list[FileScanTask], positioned: bool,
+    lineage: bool,
+) -> DataFrame:
+    """The rows of a copy-on-write MERGE's touched files for its rewrite join: the table's columns, the row
+    lineage values when kept, without the row's file and position."""
+    if touched:
+        rows = dataframe_for_scan(
+            spark, table.scan(snapshot_id=snapshot_id), touched, with_position=positioned and lineage, lineage=lineage
+        ).drop(ROW_FILE_COLUMN, ROW_POS_COLUMN)
+    else:
+        rows = empty_frame(spark, to_spark_schema(table.schema()))
+    if lineage and ROW_ID_STORED not in rows.columns:
+        rows = rows.withColumns({ROW_ID_STORED: F.lit(None).cast("long"), ROW_SEQ_STORED: F.lit(None).cast("long")})
+    return rows
 
 
 def _matchable(
@@ -659,7 +778,7 @@ def _merge_on_read_once(
         if _merges_earlier_deletes(table, tasks):
             # The touched files' earlier delete files are read on the driver and merged into their new ones:
             # learn which files first (and the cardinality with them).
-            touched_paths, duplicated = _touched_files(
+            touched_paths, duplicated, _ = _touched_files(
                 joined.where(target_row).select(_TID, _RFILE, changed.cast("int").alias(_CHANGED))
             )
             if check_cardinality and duplicated:

@@ -46,7 +46,7 @@ from floe.spec.types import (
     TimestamptzType,
 )
 
-__all__ = ["equi_keys", "key_only_join", "source_matched_rows", "source_range_filter"]
+__all__ = ["equi_keys", "key_only_join", "keys_broadcastable", "only_equalities", "source_matched_rows", "source_range_filter"]
 
 # Estimated bytes of a source's join keys up to which they are broadcast for the semi join when the whole
 # source is not (Spark's own threshold is 10 MB for whole rows).
@@ -181,20 +181,36 @@ def key_only_join(
     For a MERGE's pass over its matched rows (the files they touch, whether a target row matches twice) when
     no clause has a condition: a source too big to broadcast whole then costs a broadcast of its keys instead
     of a shuffle of the whole target (bench/vs_java at 20M rows, a 3M-row source)."""
-    if is_connect(spark):
-        return None
-    conjuncts = _conjuncts(on)
-    keys = _equalities(conjuncts, target_alias, source_alias)
-    threshold = int(spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold())
-    if not keys or len(conjuncts) != len(keys) or threshold < 0:
+    keys = only_equalities(on, target_alias, source_alias)
+    if not keys:
         return None
     t, s = quoted(target_alias), quoted(source_alias)
     columns = list(dict.fromkeys([sc for _, sc in keys] + list(carried)))
     narrow = f"(SELECT {', '.join(f'{s}.{quoted(c)}' for c in columns)} FROM {quoted(source_view)} AS {s})"
-    estimate = spark.sql(f"SELECT * FROM {narrow}")._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()
-    if int(str(estimate)) > max(threshold, KEY_BROADCAST_BYTES):
+    if not keys_broadcastable(spark, narrow):
         return None
     return f"/*+ BROADCAST({s}) */", f"{quoted(target_view)} AS {t} JOIN {narrow} AS {s} ON {on}"
+
+
+def only_equalities(on: str, target_alias: str, source_alias: str) -> list[tuple[str, str]]:
+    """(target column, source column) of each conjunct of ``on`` when ON is nothing but ``t.a = s.b``
+    equalities; else none."""
+    conjuncts = _conjuncts(on)
+    keys = _equalities(conjuncts, target_alias, source_alias)
+    return keys if len(conjuncts) == len(keys) else []
+
+
+def keys_broadcastable(spark: SparkSession, rows: str) -> bool:
+    """Whether the source key rows of the query ``rows`` (a parenthesized SELECT) are estimated under the
+    larger of Spark's broadcast threshold and :data:`KEY_BROADCAST_BYTES`; false when broadcasts are off
+    (threshold -1) or the plan cannot be asked (Spark Connect)."""
+    if is_connect(spark):
+        return False
+    threshold = int(spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold())
+    if threshold < 0:
+        return False
+    estimate = spark.sql(f"SELECT * FROM {rows}")._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()
+    return int(str(estimate)) <= max(threshold, KEY_BROADCAST_BYTES)
 
 
 def _broadcast_semi_join(rows: DataFrame) -> bool:
