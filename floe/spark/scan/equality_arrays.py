@@ -189,7 +189,7 @@ def drop_deleted(
         return f"get({quoted_words}, {_HEADER.index(name)})"
 
     quoted_words = quoted(words)
-    relative = f"(bigint({key}) - {number('low')})"
+    relative = f"try_subtract(bigint({key}), {number('low')})"  # null past a long: an ANSI session fails a plain overflow
     offset = f"CASE WHEN {relative} BETWEEN 0 AND {number('last')} THEN {relative} END"
     word = f"get({quoted_words}, int({len(_HEADER)} + shiftright({offset}, int({number('word_shift')}))))"
     shift = f"int(({offset} & {number('lane_index_mask')}) * {number('lane_bits')})"
