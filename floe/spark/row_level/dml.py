@@ -38,6 +38,7 @@ from floe.spark.row_level.commits import (
     row_delta_commit,
 )
 from floe.spark.row_level.merge_pruning import (
+    deterministic,
     equi_keys,
     key_only_join,
     keys_broadcastable,
@@ -48,7 +49,6 @@ from floe.spark.row_level.merge_pruning import (
 from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.row_level.position_deletes import per_file_granularity
 from floe.spark.row_level.source_keys import (
-    KeyBitmap,
     integral,
     key_bitmap_frame,
     key_matches,
@@ -574,7 +574,7 @@ def merge_into(
             touched = [task for task in tasks if task.data_file.file_path in touched_paths]
             listed = ", ".join(spark_string(p) for p in touched_paths) or "NULL"
             in_touched = f"{quoted(t)}.{ROW_FILE_COLUMN} IN ({listed})"
-            if not mor and not by_source and every_match_changes and _deterministic(source):
+            if not mor and not by_source and every_match_changes and deterministic(source):
                 # Every target row a source row matches lies in a touched file, so the rewrite's join needs
                 # only those files' rows to tell matched from not matched, and no file paths: carried through
                 # the join's shuffle and sort, a path per row was most of their bytes (docs/ARCHITECTURE.md)
@@ -612,7 +612,7 @@ def merge_into(
             narrowed, by_key = split
             matched_view = f"__floe_merge_matched_{id(narrowed):x}"
             views.append(matched_view)
-            new_rows = _split_rewrite(spark, narrowed, by_key, matched_view, kept_lineage, lambda matched: written(
+            new_rows = _split_rewrite(narrowed, by_key, matched_view, kept_lineage, lambda matched: written(
                 f"{quoted(sv)} AS {quoted(s)} LEFT OUTER JOIN {quoted(matched)} AS {quoted(t)} ON {on}"
             ))
         else:
@@ -644,18 +644,13 @@ def _touched_files(matched: DataFrame) -> tuple[set[str], bool, bool]:
     return touched, any(r["n"] > 1 for r in per_file), len(touched) == len(per_file)
 
 
-def _deterministic(frame: DataFrame) -> bool:
-    """Whether ``frame`` gives the same rows each time it is read (false when its plan cannot be asked)."""
-    jdf = getattr(frame, "_jdf", None)
-    return jdf is not None and bool(jdf.queryExecution().analyzed().deterministic())
-
-
 @dataclass(frozen=True)
 class _KeyMatches:
-    """The files holding a target row some source row matches, found by the source's keys as a bitmap."""
+    """The files holding a target row some source row matches, found by the source's keys as a bitmap (its
+    one-row relation ``words``, built once for the pass and the rewrite)."""
 
     files: set[str]
-    bitmap: KeyBitmap
+    words: DataFrame
     target_column: str
 
 
@@ -667,7 +662,7 @@ def _key_bitmap_matches(
     is deterministic (it is read again by the join), its keys are small enough to collect and pack, and
     none repeats; else None."""
     keys = only_equalities(on, t, s)
-    if len(keys) != 1 or not _deterministic(source):
+    if len(keys) != 1 or not deterministic(source):
         return None
     target_col, source_col = keys[0]
     if not integral(located, target_col) or not integral(source, source_col):
@@ -677,20 +672,20 @@ def _key_bitmap_matches(
     bitmap = source_key_bitmap(source, source_col)
     if bitmap is None:
         return None
-    hits = located.crossJoin(F.broadcast(key_bitmap_frame(spark, bitmap))).where(F.expr(key_matches(quoted(target_col))))
-    return _KeyMatches({r[0] for r in hits.select(ROW_FILE_COLUMN).distinct().collect()}, bitmap, target_col)
+    words = key_bitmap_frame(spark, bitmap)
+    hits = located.crossJoin(F.broadcast(words)).where(F.expr(key_matches(quoted(target_col))))
+    return _KeyMatches({r[0] for r in hits.select(ROW_FILE_COLUMN).distinct().collect()}, words, target_col)
 
 
 def _split_rewrite(
-    spark: SparkSession, narrowed: DataFrame, by_key: _KeyMatches, matched_view: str, kept_lineage: bool,
-    joined: Callable[[str], DataFrame],
+    narrowed: DataFrame, by_key: _KeyMatches, matched_view: str, kept_lineage: bool, joined: Callable[[str], DataFrame]
 ) -> DataFrame:
     """A copy-on-write MERGE's new rows in two parts, told apart by the source's key bitmap: the touched
     files' rows no source row matches, written as they are without a join, and the rest, ``joined(view)``
     of the matched rows (registered as ``matched_view``) with the source, giving the updated and inserted
     rows. The whole target then crosses no shuffle: at 20M target rows against a 3M-row source, the outer
     join shuffled and sorted every target row (docs/ARCHITECTURE.md, row-level changes)."""
-    both = narrowed.crossJoin(F.broadcast(key_bitmap_frame(spark, by_key.bitmap)))
+    both = narrowed.crossJoin(F.broadcast(by_key.words))
     hit = F.expr(key_matches(quoted(by_key.target_column)))
     columns = [c for c in narrowed.columns if c not in (ROW_ID_STORED, ROW_SEQ_STORED)]
     lineage = [F.col(ROW_ID_STORED), F.col(ROW_SEQ_STORED)] if kept_lineage else [

@@ -46,7 +46,7 @@ from floe.spec.types import (
     TimestamptzType,
 )
 
-__all__ = ["equi_keys", "key_only_join", "keys_broadcastable", "only_equalities", "source_matched_rows", "source_range_filter"]
+__all__ = ["deterministic", "equi_keys", "key_only_join", "keys_broadcastable", "only_equalities", "source_matched_rows", "source_range_filter"]
 
 # Estimated bytes of a source's join keys up to which they are broadcast for the semi join when the whole
 # source is not (Spark's own threshold is 10 MB for whole rows).
@@ -129,6 +129,13 @@ def source_range_filter(
     return expr
 
 
+def deterministic(frame: DataFrame) -> bool:
+    """Whether ``frame`` gives the same rows each time it is read (false when its plan cannot be asked: Spark
+    Connect)."""
+    jdf = getattr(frame, "_jdf", None)
+    return jdf is not None and bool(jdf.queryExecution().analyzed().deterministic())
+
+
 def source_matched_rows(
     spark: SparkSession, target_view: str, source_view: str, target_alias: str, source_alias: str, on: str,
     source: DataFrame,
@@ -141,8 +148,7 @@ def source_matched_rows(
     than it saves. Also None when the source may give other rows when read again (a non-deterministic
     plan), as the outer join reads it a second time, when broadcasts are off (threshold -1), or when the plan
     cannot be asked (Spark Connect)."""
-    jdf = getattr(source, "_jdf", None)
-    if jdf is None or not jdf.queryExecution().analyzed().deterministic():
+    if not deterministic(source):
         return None
     t, s = quoted(target_alias), quoted(source_alias)
     rows = spark.sql(
