@@ -192,3 +192,49 @@ def test_key_bitmap_test_in_the_plan(spark: SparkSession) -> None:
         assert sorted(r[0] for r in kept.select("id").collect()) == [5, 7, 70]
     finally:
         spark.conf.set("spark.sql.ansi.enabled", before)
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_merge_on_read_narrows_the_target_by_the_source_key_bitmap(
+    session: SqlSession, monkeypatch: pytest.MonkeyPatch, duplicate: bool
+) -> None:
+    """Merge-on-read: the target rows reaching the join are those whose key is in the bitmap of the source's
+    keys, a superset when ON says more (the join narrows it). A repeated key stays in the bitmap: the join
+    finds the cardinality violation, and nothing is committed."""
+    from floe.spark.row_level import merge_pruning
+
+    name = f"mor_bits_{int(duplicate)}"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, v STRING, n INT) USING iceberg "
+                "TBLPROPERTIES ('format-version'='2', 'write.merge.mode'='merge-on-read')")
+    session.sql(f"INSERT INTO {name} SELECT id, 'old', int(id) FROM range(0, 1000, 1, 2)")
+    session.sql(f"INSERT INTO {name} VALUES (NULL, 'null key', -1)")
+    narrowed: list[int | None] = []
+    real = merge_pruning._key_bitmap_rows
+
+    def spy(*args: object) -> object:
+        out = real(*args)  # type: ignore[arg-type]
+        narrowed.append(None if out is None else out.count())
+        return out
+
+    monkeypatch.setattr(merge_pruning, "_key_bitmap_rows", spy)
+    # 990-999 and 0 match; 5 is a key of the table that the rest of ON leaves unmatched (inserted again);
+    # 2000-2004 are new; int keys against the table's bigint
+    source = ("SELECT int(id) AS id, 'new' AS v FROM range(990, 1000) UNION ALL SELECT 0, 'zero' UNION ALL SELECT 5, 'skip' "
+              "UNION ALL SELECT int(id), 'new' FROM range(2000, 2005) UNION ALL SELECT NULL, 'no key'"
+              + (" UNION ALL SELECT 995, 'again'" if duplicate else ""))
+    statement = (f"MERGE INTO {name} t USING ({source}) s ON t.id = s.id AND s.v <> 'skip' "
+                 "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v, n) VALUES (s.id, s.v, 0)")
+    before = load(session, name).metadata.current_snapshot_id
+    if duplicate:
+        with pytest.raises(ValidationError, match="MERGE_CARDINALITY_VIOLATION"):
+            session.sql(statement)
+        assert narrowed == [12]  # the target rows of 0, 5 and 990-999: the join pairs 995 twice
+        assert load(session, name).metadata.current_snapshot_id == before
+        return
+    session.sql(statement)
+    assert narrowed == [12]  # 0, 5 and 990-999
+    assert rows(session, f"SELECT v, count(*), sum(n) FROM {name} GROUP BY v ORDER BY v") == [
+        ("new", 15, sum(range(990, 1000))), ("no key", 1, 0), ("null key", 1, -1), ("old", 989, sum(range(1, 990))),
+        ("skip", 1, 0), ("zero", 1, 0),
+    ]
+    assert rows(session, f"SELECT count(*) FROM {name}.delete_files") != [(0,)]

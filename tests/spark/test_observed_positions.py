@@ -189,20 +189,26 @@ def test_merge_source_matches_bound_the_observed_positions(
     assert table.refresh().metadata.current_snapshot_id == before
 
 
-@pytest.mark.parametrize("keys_fit", [True, False])
+@pytest.mark.parametrize("keys", ["bitmap", "broadcast", "too big"])
 def test_merge_source_too_big_to_broadcast_reduces_the_target_by_its_keys(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys_fit: bool
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: str
 ) -> None:
-    """A source Spark will not broadcast whole still broadcasts its join keys alone when their estimate fits
-    (merge_pruning.KEY_BROADCAST_BYTES): the semi join on them counts the matched target rows, so the
-    observed path serves the MERGE; when the keys do not fit either, the whole target reaches the join."""
+    """A source Spark will not broadcast whole still reduces the target by its join keys when their estimate
+    fits (merge_pruning.KEY_BROADCAST_BYTES): as a bitmap (integral keys of a narrow enough range), else
+    broadcast for a semi join; the matched target rows are counted, so the observed path serves the MERGE.
+    When the keys do not fit either, the whole target reaches the join."""
     import floe.spark.row_level.observed_positions as op
-    from floe.spark.row_level import dml, merge_pruning
+    from floe.spark.row_level import dml, merge_pruning, source_keys
 
     table = _table(spark, tmp_path / "wh")
     monkeypatch.setattr(op, "DRIVER_POSITION_ROWS", 10)
-    if not keys_fit:
+    if keys == "too big":
         monkeypatch.setattr(merge_pruning, "KEY_BROADCAST_BYTES", 0)
+    bitmaps: list[bool] = []
+    real_bitmap = merge_pruning._key_bitmap_rows
+    monkeypatch.setattr(merge_pruning, "_key_bitmap_rows", lambda *a: bitmaps.append((out := real_bitmap(*a)) is not None) or out)
+    if keys == "broadcast":
+        monkeypatch.setattr(source_keys, "MAX_KEY_RANGE", 0)  # no bitmap spans the keys
     observed = _observed_merges(monkeypatch)
     spark.createDataFrame([(3, "x", 30.5), (8, "y", 1.0), (9, "z", 99.0), (70, "new", 7.0)], SCHEMA).write.parquet(
         str(tmp_path / "src"))
@@ -225,7 +231,8 @@ def test_merge_source_too_big_to_broadcast_reduces_the_target_by_its_keys(
         [(i, *v) for i, v in model.items()] + [(8, "y", 1.0)]
     )
     # Reduced: two target rows matched, observed in the write's job; else 60 candidate rows, over the bound.
-    assert observed == ([2] if keys_fit else [])
+    assert observed == ([] if keys == "too big" else [2])
+    assert bitmaps == [keys == "bitmap"]
 
 
 def test_changes_after_changes_merge_each_files_earlier_deletes_on_the_driver(

@@ -1,9 +1,9 @@
 """Position deletes of many data files applied by a bitmap found by each row's file size
 (floe.spark.scan.position_bitmaps): a merge-on-read table after many commits, with deletion vectors (v3)
 and position delete files (v2), files of equal size (found by path instead), a file without deletes the
-size of one with them (a plain read scans it apart, so the bitmap's slots serve only their own files; a
-merge-on-read DELETE reads every candidate file's positions in one scan, where the slot's size and path
-are compared), reads of the same delete files again (the bitmap kept between reads), and a data file whose
+size of one with them (reads and row-level changes scan it apart, so the bitmap's slots serve only their
+own files), a delete file that applies to files it names no row of (a slot's size and path are then
+compared), reads of the same delete files again (the bitmap kept between reads), and a data file whose
 manifest size is not its size in storage (the bitmap is not used: a join applies the deletes)."""
 
 from __future__ import annotations
@@ -74,13 +74,13 @@ def test_many_files_with_deletes_read_through_a_size_bitmap(
     assert floe.spark.read(spark, table).count() == len(expected)
     assert len(layouts) == laid_out and layouts and all(layouts)
 
-    # A merge-on-read DELETE reads positions of the files with deletes and of one without (the size of a
-    # file with deletes) in one scan: its rows are kept unless the new DELETE names them.
+    # A merge-on-read DELETE reads the positions of the files with deletes apart from the others, as a read
+    # does (one of the others has the size of a file with deletes): its rows are kept unless the new DELETE
+    # names them.
     session.sql(f"DELETE FROM {name} WHERE id % 11 = 0")
     expected = [(a, b) for a, b in expected if a % 11 != 0]
     table = session.catalog().load_table(name)
     assert sorted((r["id"], r["tag"]) for r in floe.spark.read(spark, table).collect()) == expected
-    assert False in layouts  # the DELETE's scan compared sizes and paths
 
     # Two files with deletes at one size: both found by their paths' hash, the rest by size.
     session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({60_000 + j}, 't')" for j in range(40)))
@@ -113,3 +113,39 @@ def test_a_data_file_of_another_size_than_its_manifest_says_is_joined(
     # The same rows as the join by path gives (the bitmap is never consulted).
     monkeypatch.setattr(delete_joins, "BITMAP_DELETE_ROWS", 0)
     assert sorted(r["id"] for r in floe.spark.read(spark, table).collect()) == ids
+
+
+def test_a_delete_file_applying_to_files_it_names_no_row_of(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition-scoped position delete file applies to every data file of its partition that its path
+    bounds cover, also to files it names no row of: the scan of the files with deletes then holds files
+    without words, so a row's size slot is confirmed by its path (the table of slots is not exact)."""
+    layouts: list[bool] = []
+    slots = position_bitmaps.size_slots
+
+    def recorded(*args: Any, **kwargs: Any) -> position_bitmaps.SizeSlots | None:
+        layouts.append(bool(kwargs.get("exact")))
+        return slots(*args, **kwargs)
+
+    monkeypatch.setattr(position_bitmaps, "size_slots", recorded)
+    name = "db.partition_scoped"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
+                "'write.delete.mode'='merge-on-read', 'write.delete.granularity'='partition')")
+    rows: list[int] = []
+    for i in range(6):  # files of 30..55 rows: sizes differ
+        batch = [1000 * i + j for j in range(30 + 5 * i)]
+        rows += batch
+        session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({a}, 't')" for a in batch))
+    # One row of each of the four files with the lowest paths and of the one with the highest: the delete
+    # file's bounds cover every file, and more files have words than a chain of paths takes.
+    first_id = dict(session.sql(f"SELECT _file, min(id) FROM {name} GROUP BY _file")[-1].rows)
+    paths = sorted(first_id)
+    gone = [first_id[p] for p in (*paths[:4], paths[-1])]
+    session.sql(f"DELETE FROM {name} WHERE id IN ({', '.join(map(str, gone))})")
+    table = session.catalog().load_table(name)
+    tasks = list(table.scan().plan_files())
+    assert len(tasks) > len(gone) > position_bitmaps.CHAINED_FILES and all(t.deletes for t in tasks)
+    expected = sorted(a for a in rows if a not in gone)
+    assert sorted(r["id"] for r in floe.spark.read(spark, table).collect()) == expected
+    assert layouts == [False]

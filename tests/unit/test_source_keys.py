@@ -1,5 +1,6 @@
 """A MERGE source's integral join keys packed into a bitmap (floe.spark.row_level.source_keys): bit ``key - low``
-of 64-bit words, the bounds in a header, and no bitmap for repeated keys, no keys or too wide a range."""
+of 64-bit words, the bounds in a header, and no bitmap for repeated keys (unless asked for membership only), no keys or too
+wide a range."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def test_keys_set_their_bits_across_word_edges_and_below_zero() -> None:
 
 def test_no_bitmap_for_a_repeated_key_no_key_or_too_wide_a_range() -> None:
     assert pack_keys(np.array([3, 9, 3], np.int64)) is None  # a target row of key 3 would match twice
+    repeated = pack_keys(np.array([3, 9, 3], np.int64), unique=False)  # membership only: allowed
+    assert repeated is not None and _members(repeated.words, repeated.low) == {3, 9}
     assert pack_keys(np.array([], np.int64)) is None
     assert pack_keys(np.array([0, MAX_KEY_RANGE], np.int64)) is None
     wide = pack_keys(np.array([0, MAX_KEY_RANGE - 1], np.int64))

@@ -31,7 +31,9 @@ from sqlglot import expressions as exp
 
 from floe.expressions.base import AlwaysFalse, AlwaysTrue, BooleanExpression, and_
 from floe.expressions.builders import greater_than_or_equal, less_than_or_equal
+from floe.spark.row_level.source_keys import integral, key_bitmap_frame, key_matches, source_key_bitmap
 from floe.spark.runtime.connect import is_connect
+from floe.spark.scan.driver_rows import LONG_ARRAY_COLUMN
 from floe.spark.scan.row_columns import quoted
 from floe.spark.types import to_spark_type
 from floe.spec.schema import Schema
@@ -140,8 +142,9 @@ def source_matched_rows(
     spark: SparkSession, target_view: str, source_view: str, target_alias: str, source_alias: str, on: str,
     source: DataFrame,
 ) -> DataFrame | None:
-    """The rows of ``target_view`` some row of ``source_view`` matches on ``on`` (a left semi join), when Spark
-    broadcasts the source for it (its estimated size is under ``spark.sql.autoBroadcastJoinThreshold`` and
+    """The rows of ``target_view`` some row of ``source_view`` matches on ``on``: by a bitmap of the source's
+    keys when an equality of ``on`` is on integral columns (:func:`_key_bitmap_rows`), else a left semi join
+    when Spark broadcasts the source for it (its estimated size is under ``spark.sql.autoBroadcastJoinThreshold`` and
     ``on`` has an equality to hash on), or else its equi-join keys alone (estimated under the larger of that
     threshold and :data:`KEY_BROADCAST_BYTES`; the rows kept are those matching the keys, a superset that the
     outer join narrows); else None: a semi join that shuffles the target, or loops over both, costs more
@@ -150,6 +153,9 @@ def source_matched_rows(
     cannot be asked (Spark Connect)."""
     if not deterministic(source):
         return None
+    by_bitmap = _key_bitmap_rows(spark, target_view, source_view, target_alias, source_alias, on, source)
+    if by_bitmap is not None:
+        return by_bitmap
     t, s = quoted(target_alias), quoted(source_alias)
     rows = spark.sql(
         f"SELECT {t}.* FROM {quoted(target_view)} AS {t} LEFT SEMI JOIN {quoted(source_view)} AS {s} ON {on}"
@@ -172,6 +178,30 @@ def source_matched_rows(
         f"SELECT /*+ BROADCAST({k}) */ {t}.* FROM {quoted(target_view)} AS {t} LEFT SEMI JOIN {key_rows} AS {k} ON {matches}"
     )
     return rows if _broadcast_semi_join(rows) else None
+
+
+def _key_bitmap_rows(
+    spark: SparkSession, target_view: str, source_view: str, target_alias: str, source_alias: str, on: str,
+    source: DataFrame,
+) -> DataFrame | None:
+    """The rows of ``target_view`` whose key is among the source's keys, by a bitmap of them
+    (floe.spark.row_level.source_keys) for the first ``t.a = s.b`` conjunct of ``on`` on integral columns
+    whose keys are small enough to collect and span few enough values; else None. A superset of the matched
+    rows when ``on`` has other conjuncts: the outer join narrows it."""
+    target = spark.table(quoted(target_view))
+    s = quoted(source_alias)
+    for target_col, source_col in equi_keys(on, target_alias, source_alias):
+        if not (integral(target, target_col) and integral(source, source_col)):
+            continue
+        if not keys_broadcastable(spark, f"(SELECT {s}.{quoted(source_col)} FROM {quoted(source_view)} AS {s})"):
+            return None
+        # Repeated keys are fine here: the outer join pairs the rows and sees a target row matched twice.
+        bitmap = source_key_bitmap(source, source_col, unique=False)
+        if bitmap is None:
+            return None
+        words = key_bitmap_frame(spark, bitmap)
+        return target.crossJoin(F.broadcast(words)).where(F.expr(key_matches(quoted(target_col)))).drop(LONG_ARRAY_COLUMN)
+    return None
 
 
 def key_only_join(

@@ -11,9 +11,11 @@ bitmap for each; the rows meet it in a broadcast join of its one-row relation (a
 floe.spark.scan.position_bitmaps) and a row costs one array read. The bitmap's bounds are read from a
 header of its words rather than written as literals, so the generated code does not change with them.
 
-It applies when the keys span at most :data:`MAX_KEY_RANGE` values and no key repeats: a repeated key
-would make every target row of that key match twice (a cardinality violation a membership test cannot
-see), so such sources take the join.
+It applies when the keys span at most :data:`MAX_KEY_RANGE` values. Where the bitmap stands for the
+matched pairs themselves (the touched files of a copy-on-write MERGE and its split rewrite), no key may
+repeat: a repeated key would make every target row of that key match twice (a cardinality violation a
+membership test cannot see), so such sources take the join. Where it only narrows the target rows before
+the join that pairs them (a merge-on-read MERGE, floe.spark.row_level.merge_pruning), repeats are allowed.
 """
 
 from __future__ import annotations
@@ -50,9 +52,9 @@ class KeyBitmap:
         return np.concatenate([np.array([self.low, self.high - self.low], np.int64).astype(np.uint64), self.words])
 
 
-def pack_keys(keys: np.ndarray) -> KeyBitmap | None:
-    """The bitmap of ``keys`` (int64, no nulls); None when there is no key, a key repeats, or the keys span
-    more than :data:`MAX_KEY_RANGE` values."""
+def pack_keys(keys: np.ndarray, *, unique: bool = True) -> KeyBitmap | None:
+    """The bitmap of ``keys`` (int64, no nulls); None when there is no key, a key repeats (with ``unique``),
+    or the keys span more than :data:`MAX_KEY_RANGE` values."""
     if keys.size == 0:
         return None
     low, high = int(keys.min()), int(keys.max())
@@ -61,7 +63,7 @@ def pack_keys(keys: np.ndarray) -> KeyBitmap | None:
     offsets = keys - low
     bits = np.zeros(((high - low) // 64 + 1) * 64, np.bool_)
     bits[offsets] = True
-    if int(np.count_nonzero(bits)) != keys.size:  # fewer bits than keys: a key repeats
+    if unique and int(np.count_nonzero(bits)) != keys.size:  # fewer bits than keys: a key repeats
         return None
     return KeyBitmap(low, high, np.packbits(bits, bitorder="little").view("<u8").astype(np.uint64))
 
@@ -72,13 +74,13 @@ def integral(frame: DataFrame, column: str) -> bool:
     return field is not None and isinstance(field.dataType, _INTEGRAL)
 
 
-def source_key_bitmap(source: DataFrame, column: str) -> KeyBitmap | None:
+def source_key_bitmap(source: DataFrame, column: str, *, unique: bool = True) -> KeyBitmap | None:
     """The bitmap of ``source``'s non-null values of ``column`` (integral), None where :func:`pack_keys`
     gives none. The keys are collected to the driver: callers bound their size first."""
     if not integral(source, column):
         return None
     keys = source.select(F.col(quoted(column)).cast("long").alias("k")).where(F.col("k").isNotNull()).toArrow()
-    return pack_keys(pc.cast(keys.column("k"), "int64").to_numpy())
+    return pack_keys(pc.cast(keys.column("k"), "int64").to_numpy(), unique=unique)
 
 
 def key_bitmap_frame(spark: SparkSession, bitmap: KeyBitmap) -> DataFrame:

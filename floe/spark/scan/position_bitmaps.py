@@ -22,9 +22,9 @@ is compared once to confirm it. A file whose real size differs from its manifest
 caller checks the sizes first. Files sharing a size (equal row counts of similar data often give equal
 sizes) are found the same way by Spark's ``xxhash64`` of the path, computed only for their rows (a chain of
 path comparisons there cost 18 s instead of 0.7 s on 10M rows in 88 files of 8 sizes). Where the scan
-reads only files with deletes (a plain read keeps the others in a scan of their own), the slot itself holds
-the file's words and nothing is confirmed: a row costs two array lookups, and its ``_metadata`` struct
-carries no path. Such a scan takes the slot table for one file as for a thousand: a chain of a few files
+reads only files with deletes (reads and row-level changes keep the others in a scan of their own), the
+slot itself holds the file's words and nothing is confirmed: a row costs two array lookups, and its
+``_metadata`` struct carries no path. Such a scan takes the slot table for one file as for a thousand: a chain of a few files
 compared every row's path (paths of one table differ only near their end), and the change of kind when
 the fifth file got deletes compiled the read again (bench/mor_rounds, 2M rows, medians of 3 runs: the reads of
 rounds 2-4 took 1.25, 1.13 and 1.18 s with the chain, 1.00, 0.82 and 0.77 s with the table).
