@@ -41,8 +41,8 @@ from floe.spark.row_level.merge_pruning import (
     deterministic,
     equi_keys,
     key_only_join,
-    keys_broadcastable,
     only_equalities,
+    source_key_words,
     source_matched_rows,
     source_range_filter,
 )
@@ -50,9 +50,7 @@ from floe.spark.row_level.observed_positions import ObservedPositions
 from floe.spark.row_level.position_deletes import per_file_granularity
 from floe.spark.row_level.source_keys import (
     integral,
-    key_bitmap_frame,
     key_matches,
-    source_key_bitmap,
 )
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import session
@@ -667,12 +665,9 @@ def _key_bitmap_matches(
     target_col, source_col = keys[0]
     if not integral(located, target_col) or not integral(source, source_col):
         return None
-    if not keys_broadcastable(spark, f"(SELECT {quoted(s)}.{quoted(source_col)} FROM {quoted(source_view)} AS {quoted(s)})"):
+    words = source_key_words(spark, source, source_view, s, source_col, unique=True)
+    if words is None:
         return None
-    bitmap = source_key_bitmap(source, source_col)
-    if bitmap is None:
-        return None
-    words = key_bitmap_frame(spark, bitmap)
     hits = located.crossJoin(F.broadcast(words)).where(F.expr(key_matches(quoted(target_col))))
     return _KeyMatches({r[0] for r in hits.select(ROW_FILE_COLUMN).distinct().collect()}, words, target_col)
 

@@ -48,7 +48,8 @@ from floe.spec.types import (
     TimestamptzType,
 )
 
-__all__ = ["deterministic", "equi_keys", "key_only_join", "keys_broadcastable", "only_equalities", "source_matched_rows", "source_range_filter"]
+__all__ = ["deterministic", "equi_keys", "key_only_join", "keys_broadcastable", "only_equalities", "source_key_words", "source_matched_rows",
+           "source_range_filter"]
 
 # Estimated bytes of a source's join keys up to which they are broadcast for the semi join when the whole
 # source is not (Spark's own threshold is 10 MB for whole rows).
@@ -189,19 +190,28 @@ def _key_bitmap_rows(
     whose keys are small enough to collect and span few enough values; else None. A superset of the matched
     rows when ``on`` has other conjuncts: the outer join narrows it."""
     target = spark.table(quoted(target_view))
-    s = quoted(source_alias)
     for target_col, source_col in equi_keys(on, target_alias, source_alias):
         if not (integral(target, target_col) and integral(source, source_col)):
             continue
-        if not keys_broadcastable(spark, f"(SELECT {s}.{quoted(source_col)} FROM {quoted(source_view)} AS {s})"):
-            return None
         # Repeated keys are fine here: the outer join pairs the rows and sees a target row matched twice.
-        bitmap = source_key_bitmap(source, source_col, unique=False)
-        if bitmap is None:
+        words = source_key_words(spark, source, source_view, source_alias, source_col, unique=False)
+        if words is None:
             return None
-        words = key_bitmap_frame(spark, bitmap)
         return target.crossJoin(F.broadcast(words)).where(F.expr(key_matches(quoted(target_col)))).drop(LONG_ARRAY_COLUMN)
     return None
+
+
+def source_key_words(
+    spark: SparkSession, source: DataFrame, source_view: str, source_alias: str, column: str, *, unique: bool
+) -> DataFrame | None:
+    """The one-row relation of the bitmap of ``source``'s keys in ``column`` (integral; floe.spark.row_level.
+    source_keys), when they are estimated under the key-broadcast bound (:func:`keys_broadcastable`: they are
+    collected to the driver) and pack (a narrow enough range; with ``unique``, no key repeated); else None."""
+    s = quoted(source_alias)
+    if not keys_broadcastable(spark, f"(SELECT {s}.{quoted(column)} FROM {quoted(source_view)} AS {s})"):
+        return None
+    bitmap = source_key_bitmap(source, column, unique=unique)
+    return None if bitmap is None else key_bitmap_frame(spark, bitmap)
 
 
 def key_only_join(
