@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve a catalog over Iceberg's REST catalog protocol")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8181, help="port (default 8181)")
+    p.add_argument("--port", type=int, default=8181, help="port (default 8181; 0 takes a free one)")
     p.add_argument("--catalog", help="catalog to serve (default: the default catalog)")
     p.add_argument(
         "--token", action="append", default=[], metavar="T", help="a static bearer token with admin rights (repeatable)"

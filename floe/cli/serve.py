@@ -12,6 +12,8 @@ __all__ = ["run_serve"]
 def run_serve(config: FloeConfig, *, host: str, port: int, catalog: str | None, tokens: list[str]) -> int:
     """Serve ``catalog`` (default: the default catalog) until interrupted; returns the exit status.
 
+    Port 0 takes a free port; either way the first line on stdout names the URL served, once it listens.
+
     Settings (OAuth2 clients, tokens with grants, limits) come from the ``[server]`` table of the
     configuration file (see :mod:`floe.server.settings`); ``--token`` adds admin tokens.
 
@@ -21,8 +23,8 @@ def run_serve(config: FloeConfig, *, host: str, port: int, catalog: str | None, 
     from floe.catalog.base import Catalog
     from floe.server import ServerSettings, serve
 
-    if not 0 < port < 65536:
-        raise ValidationError(f"--port must be 1-65535, got {port}")
+    if not 0 <= port < 65536:
+        raise ValidationError(f"--port must be 0-65535 (0: any free port), got {port}")
     name = catalog or config.default_catalog
     served = open_catalog(name, config.catalog_properties(name))
     assert isinstance(served, Catalog)
@@ -31,5 +33,5 @@ def run_serve(config: FloeConfig, *, host: str, port: int, catalog: str | None, 
     if isinstance(served, RestCatalog):
         raise ValidationError(f"Catalog {name!r} is itself a REST catalog; serve a SQL or Hadoop catalog")
     settings = ServerSettings.from_config_file(config.config_file).with_admin_tokens(tokens)
-    serve(served, settings, host=host, port=port)
+    serve(served, settings, host=host, port=port, on_listening=lambda uri: print(f"floe serve: {uri}", flush=True))
     return 0

@@ -11,7 +11,7 @@ import ipaddress
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import uvicorn
@@ -34,15 +34,43 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _config(
-    catalog: Catalog, settings: ServerSettings, host: str, port: int, log_level: str, *, access_log: bool = False
-) -> uvicorn.Config:
+def _anonymous(settings: ServerSettings, host: str) -> bool:
+    """Whether the server runs without credentials; refused on anything but a loopback address."""
     anonymous = not (settings.tokens or settings.clients)
     if anonymous and not _is_loopback(host):
         raise ValidationError(
             f"floe serve on {host} needs credentials (--token, or [server.clients.*] / [server.tokens.*] in "
             "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
         )
+    return anonymous
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before uvicorn starts so that port 0 (any free port) names its port at once.
+
+    Raises:
+        ValidationError: the address cannot be bound (in use, or not this machine's).
+    """
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it every response waits ~40 ms for the client's delayed ACK (Nagle)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ValidationError(f"floe serve cannot listen on {host}:{port}: {e.strerror or e}") from e
+    return sock
+
+
+def _uri(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _config(
+    catalog: Catalog, settings: ServerSettings, host: str, port: int, log_level: str, *, access_log: bool = False
+) -> uvicorn.Config:
+    anonymous = _anonymous(settings, host)
     app = create_app(catalog, settings, anonymous=anonymous)
     max_connections, backlog = connection_budget(settings.max_connections)
     protocol = guarded_h11_protocol(header_timeout_s=settings.header_timeout_s, max_connections=max_connections)
@@ -52,23 +80,39 @@ def _config(
     )
 
 
-def serve(catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8181) -> None:
-    """Serve ``catalog`` until interrupted (``floe serve``).
+def serve(
+    catalog: Catalog,
+    settings: ServerSettings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8181,
+    on_listening: Callable[[str], None] | None = None,
+) -> None:
+    """Serve ``catalog`` until interrupted (``floe serve``); port 0 takes a free port.
+
+    ``on_listening`` gets the base URL (with the bound port) once the socket listens, before requests are served.
 
     Raises:
-        ValidationError: no credentials on a non-loopback address.
+        ValidationError: no credentials on a non-loopback address, or the address cannot be bound.
     """
-    uvicorn.Server(_config(catalog, settings, host, port, "info", access_log=True)).run()
+    _anonymous(settings, host)
+    sock = _bind(host, port)
+    try:
+        bound = int(sock.getsockname()[1])
+        server = uvicorn.Server(_config(catalog, settings, host, bound, "info", access_log=True))
+        if on_listening is not None:
+            on_listening(_uri(host, bound))
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class BackgroundServer:
     """A ``floe serve`` running in a thread of this process; ``uri`` is its base URL."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
-        # without it every response waits ~40 ms for the client's delayed ACK (Nagle)
-        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.bind((host, port))
+        _anonymous(settings, host)
+        self._sock = _bind(host, port)
         self.host, self.port = host, int(self._sock.getsockname()[1])
         self._server = uvicorn.Server(_config(catalog, settings, host, self.port, "warning"))
         self._thread = threading.Thread(
@@ -78,8 +122,7 @@ class BackgroundServer:
     @property
     def uri(self) -> str:
         """``http://host:port``."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return _uri(self.host, self.port)
 
     def start(self, timeout_s: float = 30.0) -> BackgroundServer:
         """Start serving and wait until the server accepts requests.

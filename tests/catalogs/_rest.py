@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
+import queue
+import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,25 +27,46 @@ from floe.server import BackgroundServer, ServerSettings, background_server
 FLOE = Path(sys.executable).parent / "floe"  # the command of the environment running the tests
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on (for a ``floe serve`` started as a command)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@contextmanager
+def floe_serve_command(*args: str, env: dict[str, str], cwd: Path, timeout_s: float = 60) -> Iterator[str]:
+    """``floe serve --port 0 <args>`` as a process; yields the URL from its first line, interrupts it after.
 
+    Port 0 lets the server bind a free port itself (a port picked here and released first could be taken by
+    another process before the server binds it). A thread drains the output, so request logs never fill the pipe.
+    """
+    proc = subprocess.Popen(
+        [str(FLOE), "serve", "--port", "0", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
 
-def wait_for_port(proc: subprocess.Popen[str] | subprocess.Popen[bytes], port: int, timeout_s: float = 60) -> str:
-    """Wait until ``floe serve`` (``proc``) accepts connections on 127.0.0.1:``port``; returns its URI."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    def drain() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        seen: list[str] = []
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"floe serve did not start in {timeout_s} s: {''.join(seen)!r}") from None
+            assert line is not None, f"floe serve exited with {proc.wait()}: {''.join(seen)!r}"
+            seen.append(line)
+            if line.startswith("floe serve: http"):
+                yield line.split(": ", 1)[1].strip()
+                return
+    finally:
+        proc.send_signal(signal.SIGINT)
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return f"http://127.0.0.1:{port}"
-        except OSError:
-            output = proc.stdout.read() if proc.stdout and proc.poll() is not None else ""
-            assert proc.poll() is None, f"floe serve exited: {output!r}"
-            assert time.monotonic() < deadline, "floe serve did not start"
-            time.sleep(0.1)
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @dataclass

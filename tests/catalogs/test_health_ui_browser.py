@@ -22,7 +22,7 @@ from floe.config import FloeConfig
 from floe.health.history import HISTORY_TABLE, record
 from floe.health.svg import HISTORY_PLOT_ID, PLOT_IDS
 from floe.spec.manifest import FileContent
-from tests.catalogs._rest import FLOE, free_port, wait_for_port
+from tests.catalogs._rest import floe_serve_command
 from tests.conftest import _unavailable
 from tests.unit._health_tables import data_file, streaming_table
 
@@ -70,18 +70,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     _events_table(catalog)
     streaming_table(catalog, "db.clicks", appends=30, days=DAYS[:2])
     catalog.close()
-    port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("FLOE_")}
     environ.update(PYTHONPATH=str(REPO), FLOE_HOME=str(home))
-    proc = subprocess.Popen(
-        [str(FLOE), "serve", "--port", str(port)], cwd=home, env=environ, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        yield wait_for_port(proc, port)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with floe_serve_command(env=environ, cwd=home) as uri:
+        yield uri
 
 
 def _browse(*args: str, tmp: Path) -> str:
