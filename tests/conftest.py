@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import re
 import socket
 import subprocess
 import tempfile
-import time
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
@@ -29,7 +31,7 @@ POSTGRES_URL = os.environ.get("FLOE_POSTGRES_URL", "postgresql+psycopg2://postgr
 MYSQL_URL = os.environ.get("FLOE_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test")
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     """Skip, or fail when services are required (CI)."""
     if REQUIRE_SERVICES:
         pytest.fail(f"{reason} (FLOE_REQUIRE_SERVICES=1)")
@@ -216,38 +218,51 @@ class S3Endpoint:
         return "/".join([f"s3://{self.bucket}", *parts])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_moto(port: int) -> Callable[[], None]:
-    """moto's S3 server on ``port``: in this process when moto is installed, else (the clean-install venv,
-    ``make test-install``, which has no test tools) as ``FLOE_MOTO_PYTHON -m moto.server``. Returns its stop."""
+def _start_moto() -> tuple[str, Callable[[], None]]:
+    """moto's S3 server on a free port of 127.0.0.1 it binds itself: in this process when moto is installed,
+    else (the clean-install venv, ``make test-install``, which has no test tools) as ``FLOE_MOTO_PYTHON -m
+    moto.server -p 0``, whose log names the port. Returns its URL and its stop."""
     try:
         from moto.server import ThreadedMotoServer
     except ImportError:
         python = os.environ.get("FLOE_MOTO_PYTHON")
         if not python:
             _unavailable("moto is not installed here and FLOE_MOTO_PYTHON names no interpreter that has it")
-        proc = subprocess.Popen([str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while not _reachable("127.0.0.1", port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                _unavailable(f"{python} -m moto.server did not listen on port {port}")
-            time.sleep(0.2)
+        proc = subprocess.Popen([str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        url = _moto_url(proc)
 
         def stop() -> None:
             proc.terminate()
             proc.wait(timeout=30)
 
-        return stop
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        return url, stop
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    return server.stop
+    host, port = server.get_host_and_port()
+    return f"http://{host}:{port}", server.stop
+
+
+def _moto_url(proc: subprocess.Popen[str]) -> str:
+    """The URL from moto's ``* Running on http://...`` line; its log is drained after, so it never blocks."""
+    found: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if match := re.search(r"Running on (http://127\.0\.0\.1:\d+)", line):
+                found.put(match.group(1))
+        found.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        url = found.get(timeout=60)
+    except queue.Empty:
+        url = None
+    if url is None:
+        proc.kill()
+        _unavailable("moto.server did not start listening in 60 s")
+    return url
 
 
 @pytest.fixture(scope="session")
@@ -255,9 +270,7 @@ def s3_endpoint() -> Iterator[S3Endpoint]:
     """moto's S3 server on 127.0.0.1 (one per pytest worker) with a fresh bucket."""
     from pyarrow.fs import S3FileSystem
 
-    port = _free_port()
-    stop = _start_moto(port)
-    url = f"http://127.0.0.1:{port}"
+    url, stop = _start_moto()
     props = {
         "s3.endpoint": url,
         "s3.access-key-id": "testing",

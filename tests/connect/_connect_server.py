@@ -12,8 +12,8 @@ out of it).
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,16 +36,13 @@ class ConnectServer:
     worker_python: str  # what the server's Python workers run (an interpreter without Floe)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+_STARTED = re.compile(r"Spark Connect server started at: 127\.0\.0\.1:(\d+)")
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _bound_port(log: Path) -> int | None:
+    """The port the server bound (it binds port 0: a free one), once its log says it started."""
+    match = _STARTED.search(log.read_text(errors="replace"))
+    return int(match.group(1)) if match else None
 
 
 def _spark_home() -> Path:
@@ -67,13 +64,12 @@ def _interpreter_without_floe() -> str:
 def running_server(folder: Path, conf: dict[str, str] | None = None) -> Iterator[ConnectServer]:
     """A Spark Connect server (local[2], loopback, a free port) with ``conf`` added, stopped on exit."""
     home = _spark_home()
-    port = _free_port()
     log = folder / "server.log"
     worker_python = _interpreter_without_floe()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_REMOTE", "PYSPARK_PYTHON")}
     env.update({"SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": worker_python})
     settings = {
-        "spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": str(port),
+        "spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": "0",
         "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4", **(conf or {}),
     }
     command = [str(home / "bin" / "spark-submit"), "--class", _SERVER_CLASS, "--master", "local[2]"]
@@ -83,7 +79,7 @@ def running_server(folder: Path, conf: dict[str, str] | None = None) -> Iterator
         proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + _START_TIMEOUT_S
-        while not _listening(port):
+        while (port := _bound_port(log)) is None:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the Spark Connect server did not start: {log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.5)
