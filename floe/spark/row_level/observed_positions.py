@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 from floe.errors import FloeError, ValidationError
 from floe.scan.tasks import FileScanTask
+from floe.spark.runtime.py4j_sockets import send_py4j_without_delay
 from floe.spark.scan.driver_rows import spark_xxhash64
 
 _CONNECT = object()  # a Connect Observation has no JVM object (_jo)
@@ -61,6 +62,7 @@ class ObservedPositions:
             rows = sum(t.data_file.record_count for t in tasks)
         if rows > DRIVER_POSITION_ROWS:
             return None
+        send_py4j_without_delay(spark)  # the metric crosses py4j as one string of up to tens of MB
         paths = list(dict.fromkeys(t.data_file.file_path for t in tasks))
         hashes = spark_xxhash64(spark, paths)
         if len(set(hashes)) != len(hashes):

@@ -43,6 +43,7 @@ from pyspark.sql.conf import RuntimeConfig
 from floe.config import ICEBERG_SPARK_CATALOG_CLASSES, FloeConfig
 from floe.errors import ValidationError
 from floe.spark.runtime.connect import is_connect
+from floe.spark.runtime.py4j_sockets import send_py4j_without_delay
 
 __all__ = [
     "REQUIRED_SQL_CONF",
@@ -191,6 +192,7 @@ def attach(spark: SparkSession, *, conf: Mapping[str, str] | None = None) -> Spa
     session_config(spark)
     if not is_connect(spark):  # a Connect server's workers are not this process's to choose
         _use_driver_interpreter(spark)
+    send_py4j_without_delay(spark)
     _on_session(spark)
     return spark
 

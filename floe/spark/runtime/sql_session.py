@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 from floe.errors import ParseError
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach, session_config, session_default_catalog
+from floe.spark.runtime.py4j_sockets import send_py4j_without_delay
 from floe.spark.scan.driver_rows import empty_frame
 from floe.sql import commands as c
 from floe.sql.engine import SqlSession
@@ -176,6 +177,7 @@ def run_statement(spark: SparkSession, stmt: c.Statement) -> DataFrame:
     """Run one parsed statement with Floe; queries lazily, others eagerly."""
     state = floe_sql_state(spark)
     _sync_spark_conf(state, spark)
+    send_py4j_without_delay(spark)  # this thread's connection, if attach ran on another
     with inside_floe(), without_call_sites():
         if isinstance(stmt, c.Select):
             return query_dataframe(state.context, stmt.query, what=short_sql(stmt.sql) or "SELECT")
