@@ -15,11 +15,12 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import pytest
 
@@ -244,25 +245,39 @@ def _start_moto() -> tuple[str, Callable[[], None]]:
 
 
 def _moto_url(proc: subprocess.Popen[str]) -> str:
-    """The URL from moto's ``* Running on http://...`` line; its log is drained after, so it never blocks."""
-    found: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if match := re.search(r"Running on (http://127\.0\.0\.1:\d+)", line):
-                found.put(match.group(1))
-        found.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        url = found.get(timeout=60)
-    except queue.Empty:
-        url = None
-    if url is None:
+    """The URL from moto's ``* Running on http://...`` line."""
+    assert proc.stderr is not None
+    match, _ = announced(proc.stderr, re.compile(r"Running on (http://127\.0\.0\.1:\d+)"), 60)
+    if match is None:
         proc.kill()
         _unavailable("moto.server did not start listening in 60 s")
-    return url
+    return match.group(1)
+
+
+def announced(stream: IO[str], pattern: re.Pattern[str], timeout_s: float) -> tuple[re.Match[str] | None, str]:
+    """The first line of a process's ``stream`` that matches ``pattern`` (None if the stream ends or
+    ``timeout_s`` passes first), and the text read until then. A server that binds port 0 names its port
+    this way; a thread keeps draining the stream after, so the process's later output never fills the pipe."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None, "".join(seen)
+        if line is None:
+            return None, "".join(seen)
+        seen.append(line)
+        if match := pattern.search(line):
+            return match, "".join(seen)
 
 
 @pytest.fixture(scope="session")

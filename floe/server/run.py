@@ -34,17 +34,6 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _anonymous(settings: ServerSettings, host: str) -> bool:
-    """Whether the server runs without credentials; refused on anything but a loopback address."""
-    anonymous = not (settings.tokens or settings.clients)
-    if anonymous and not _is_loopback(host):
-        raise ValidationError(
-            f"floe serve on {host} needs credentials (--token, or [server.clients.*] / [server.tokens.*] in "
-            "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
-        )
-    return anonymous
-
-
 def _bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before uvicorn starts so that port 0 (any free port) names its port at once.
 
@@ -70,7 +59,13 @@ def _uri(host: str, port: int) -> str:
 def _config(
     catalog: Catalog, settings: ServerSettings, host: str, port: int, log_level: str, *, access_log: bool = False
 ) -> uvicorn.Config:
-    anonymous = _anonymous(settings, host)
+    """uvicorn's settings (``port`` only names the server in logs: it serves the socket it is handed)."""
+    anonymous = not (settings.tokens or settings.clients)
+    if anonymous and not _is_loopback(host):
+        raise ValidationError(
+            f"floe serve on {host} needs credentials (--token, or [server.clients.*] / [server.tokens.*] in "
+            "floe.toml); without them it serves only a loopback address such as 127.0.0.1"
+        )
     app = create_app(catalog, settings, anonymous=anonymous)
     max_connections, backlog = connection_budget(settings.max_connections)
     protocol = guarded_h11_protocol(header_timeout_s=settings.header_timeout_s, max_connections=max_connections)
@@ -95,11 +90,10 @@ def serve(
     Raises:
         ValidationError: no credentials on a non-loopback address, or the address cannot be bound.
     """
-    _anonymous(settings, host)
+    server = uvicorn.Server(_config(catalog, settings, host, port, "info", access_log=True))
     sock = _bind(host, port)
     try:
         bound = int(sock.getsockname()[1])
-        server = uvicorn.Server(_config(catalog, settings, host, bound, "info", access_log=True))
         if on_listening is not None:
             on_listening(_uri(host, bound))
         server.run(sockets=[sock])
@@ -111,10 +105,9 @@ class BackgroundServer:
     """A ``floe serve`` running in a thread of this process; ``uri`` is its base URL."""
 
     def __init__(self, catalog: Catalog, settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        _anonymous(settings, host)
+        self._server = uvicorn.Server(_config(catalog, settings, host, port, "warning"))
         self._sock = _bind(host, port)
         self.host, self.port = host, int(self._sock.getsockname()[1])
-        self._server = uvicorn.Server(_config(catalog, settings, host, self.port, "warning"))
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, name="floe-serve", daemon=True
         )

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
+import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +21,7 @@ import httpx
 import floe
 from floe.catalog.base import Catalog
 from floe.server import BackgroundServer, ServerSettings, background_server
+from tests.conftest import announced
 
 FLOE = Path(sys.executable).parent / "floe"  # the command of the environment running the tests
 
@@ -38,28 +37,11 @@ def floe_serve_command(*args: str, env: dict[str, str], cwd: Path, timeout_s: fl
         [str(FLOE), "serve", "--port", "0", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,
     )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def drain() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
     try:
-        seen: list[str] = []
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"floe serve did not start in {timeout_s} s: {''.join(seen)!r}") from None
-            assert line is not None, f"floe serve exited with {proc.wait()}: {''.join(seen)!r}"
-            seen.append(line)
-            if line.startswith("floe serve: http"):
-                yield line.split(": ", 1)[1].strip()
-                return
+        assert proc.stdout is not None
+        match, seen = announced(proc.stdout, re.compile(r"^floe serve: (http://\S+)"), timeout_s)
+        assert match is not None, f"floe serve did not start in {timeout_s} s (exit status {proc.poll()}): {seen!r}"
+        yield match.group(1)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
