@@ -82,6 +82,7 @@ def check_pipeline(tmp_path: Path, master: str, how: str) -> None:
 
 
 @pytest.mark.spark  # Spark runs in the program's own process
+@pytest.mark.slow  # two programs, each with its own Spark, 40-60 s apiece: in make test-slow (CI runs both targets)
 @pytest.mark.parametrize("how", ["attach", "session"])
 def test_iceberg_docs_pipeline_runs_with_one_line_changed(tmp_path: Path, how: str) -> None:
     check_pipeline(tmp_path, "local[2]", how)
