@@ -44,7 +44,6 @@ def _connections_to(port: int) -> int:
     return count
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="counts connections through Linux /proc")
 @pytest.mark.parametrize("kind", ["postgres", "mysql"])
 def test_catalogs_on_one_server_share_its_connections(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest, schema: Schema
