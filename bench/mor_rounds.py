@@ -157,7 +157,7 @@ def main() -> None:
         jm, fm, jr, fr = java[m].seconds, floe_times[m], java[rd].seconds, floe_times[rd]
         if jm < fm or jr < fr:
             slower.append(r)
-        if r in (1, 2, 5) or r % 10 == 0 or r == args.rounds:
+        if args.rounds <= 12 or r in (1, 2, 5) or r % 10 == 0 or r == args.rounds:
             print(f"| {r} | {jm:.2f} | {fm:.2f} | {jm / fm:.2f} | {jr:.2f} | {fr:.2f} | {jr / fr:.2f} |")
     merge_ratio = [java[at[f"merge {r}"]].seconds / floe_times[at[f"merge {r}"]] for r in range(1, args.rounds + 1)]
     read_ratio = [java[at[f"read {r}"]].seconds / floe_times[at[f"read {r}"]] for r in range(1, args.rounds + 1)]
