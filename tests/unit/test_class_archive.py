@@ -139,9 +139,14 @@ def test_waits_for_a_process_that_is_not_its_child() -> None:
 
 
 def test_a_session_adds_its_options_to_the_callers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pyspark import SparkContext
+
     from floe.spark.runtime.configure import _class_archive
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # As in a process whose first session is about to launch its JVM (in the suite, an earlier test's may be up).
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     settings = {"spark.driver.extraJavaOptions": "-Duser.timezone=UTC"}
     plan = _class_archive(settings)
     assert plan is not None

@@ -11,7 +11,7 @@ Settings and why (measured facts in DESIGN.md section 5):
   everywhere.
 - Arrow on, small shuffle partition count for local use, UI off, logs at WARN.
 - The driver JVM a session launches maps a class-data archive of Spark's classes kept between programs
-  (:mod:`floe.spark.runtime.class_archive`): sessions start in about half the time.
+  (:mod:`floe.spark.runtime.class_archive`): on 2 cores a session starts in 4.7 s instead of 7.1 s.
 
 Catalogs: a session configured the way Iceberg's Spark integration is configured
 (``spark.sql.catalog.<name>=org.apache.iceberg.spark.SparkCatalog``, ``.type``, ``.warehouse``, ``.uri``,
@@ -38,9 +38,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyspark
 from py4j.protocol import Py4JJavaError
 from pyspark import SparkContext
-from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 from pyspark.sql.conf import RuntimeConfig
 
@@ -151,7 +151,9 @@ def _class_archive(settings: dict[str, str]) -> ClassArchive | None:
     options = settings.get(_JAVA_OPTIONS, "")
     if any(flag in options for flag in ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit", "SharedClassListFile")):
         return None
-    archive = plan_archive(settings, _find_spark_home())
+    # Spark's launcher runs from SPARK_HOME, else from the pyspark package (a pip install).
+    spark_home = os.environ.get("SPARK_HOME") or str(Path(pyspark.__file__).parent)
+    archive = plan_archive(settings, spark_home)
     if archive is not None:
         settings[_JAVA_OPTIONS] = f"{options} {archive.options}".strip()
     return archive
