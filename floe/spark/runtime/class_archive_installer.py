@@ -6,9 +6,9 @@ Run as a detached process by path, so it imports nothing but the standard librar
 
 It waits for process PID (the JVM, which writes DUMP as it exits), has JAVA load DUMP with CLASSPATH under
 ``-Xshare:on`` (a torn, foreign or mismatched archive fails that load, in this throwaway JVM), and only then
-moves DUMP to ARCHIVE, so no JVM ever maps a partial file. It then releases the dump's lock, keeps the newest :data:`KEPT_ARCHIVES`
-archives and removes dumps left for over a day. Waiting for a process that is not its child: on Linux a
-pidfd (exact even if the PID is reused), elsewhere polling.
+moves DUMP to ARCHIVE, so no JVM ever maps a partial file. It then releases the dump's lock, keeps the
+newest :data:`KEPT_ARCHIVES` archives and removes dumps left for over a day. Waiting for a process that is
+not its child: on Linux a pidfd (exact even if the PID is reused later), elsewhere polling.
 """
 
 from __future__ import annotations
