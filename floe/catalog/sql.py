@@ -757,7 +757,7 @@ def _refuse_reserved(properties: Mapping[str, str]) -> None:
 # held 20 PostgreSQL connections, released only when the cyclic garbage collector ran. SQLite files keep an
 # engine per catalog: a file deleted and created again under the same name would otherwise be written through
 # a pooled connection to the deleted one.
-_SHARED_ENGINES: dict[tuple[str, str], sa.Engine] = {}
+_SHARED_ENGINES: dict[tuple[str, bool], sa.Engine] = {}
 _SHARED_ENGINES_LOCK = threading.Lock()
 
 
@@ -776,12 +776,17 @@ os.register_at_fork(after_in_child=_forget_shared_engines)
 def _make_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:
     if uri.startswith("sqlite"):
         return _new_engine(uri, properties)
-    key = (uri, properties.get("echo", "false").lower())
+    key = (uri, _echo(properties))
     with _SHARED_ENGINES_LOCK:
         engine = _SHARED_ENGINES.get(key)
         if engine is None:
             engine = _SHARED_ENGINES[key] = _new_engine(uri, properties)
         return engine
+
+
+def _echo(properties: Mapping[str, str]) -> bool:
+    """The catalog's ``echo`` property: log every SQL statement (part of what makes an engine)."""
+    return properties.get("echo", "false").lower() == "true"
 
 
 def _new_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:
@@ -792,7 +797,7 @@ def _new_engine(uri: str, properties: Mapping[str, str]) -> sa.Engine:
         kwargs["connect_args"] = {"timeout": float(properties.get("sqlite.busy-timeout-s", "60"))}
     else:
         kwargs["pool_pre_ping"] = True
-    if properties.get("echo", "false").lower() == "true":
+    if _echo(properties):
         kwargs["echo"] = True
     engine = sa.create_engine(uri, **kwargs)
     journal = properties.get("sqlite.journal-mode", "wal").upper()

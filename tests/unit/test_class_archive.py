@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from floe.errors import ValidationError
 from floe.spark.runtime import class_archive_installer as installer
 from floe.spark.runtime.class_archive import archive_dir, plan_archive, release
 
@@ -101,6 +102,14 @@ def test_no_archive(case: str, env: dict[str, str], spark_home: Path, tmp_path: 
     else:  # a JVM maps what the directory holds: others must not be able to write there
         archive_dir(env).mkdir(parents=True)
         archive_dir(env).chmod(0o777)
+    assert plan_archive({}, str(spark_home), env) is None
+
+
+def test_a_switch_neither_on_nor_off_is_refused(env: dict[str, str], spark_home: Path) -> None:
+    env["FLOE_CLASS_ARCHIVE"] = "disabled"
+    with pytest.raises(ValidationError, match="FLOE_CLASS_ARCHIVE='disabled' is neither on nor off"):
+        plan_archive({}, str(spark_home), env)
+    env["FLOE_CLASS_ARCHIVE"] = "Off"
     assert plan_archive({}, str(spark_home), env) is None
 
 

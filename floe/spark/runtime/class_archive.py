@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from floe.errors import ValidationError
 from floe.spark.runtime.class_archive_installer import lock_for
 
 __all__ = ["ENV_SWITCH", "ClassArchive", "archive_dir", "plan_archive", "release", "start_installer"]
@@ -71,10 +72,20 @@ def archive_dir(env: Mapping[str, str] | None = None) -> Path:
 def plan_archive(settings: Mapping[str, str], spark_home: str, env: Mapping[str, str] | None = None) -> ClassArchive | None:
     """The archive options for a driver JVM launched with ``settings`` from ``spark_home``, or None when
     archives are off, the JDK cannot make them (no HotSpot base archive), the cache directory is unsafe or
-    the file system refuses (an archive only saves time: the session starts without one)."""
+    the file system refuses (an archive only saves time: the session starts without one).
+
+    Raises:
+        ValidationError: ``FLOE_CLASS_ARCHIVE`` set to something that is neither on nor off.
+    """
     env = os.environ if env is None else env
-    if env.get(ENV_SWITCH, "1").strip().lower() in ("0", "false", "off", "no"):
+    switch = env.get(ENV_SWITCH, "1").strip().lower()
+    if switch in ("0", "false", "off", "no"):
         return None
+    if switch not in ("1", "true", "on", "yes"):
+        raise ValidationError(
+            f"{ENV_SWITCH}={env[ENV_SWITCH]!r} is neither on nor off: set 1 to use the JVM's class archive, 0 to "
+            "start without it (true/false, on/off and yes/no also work)"
+        )
     try:
         return _plan(settings, spark_home, env)
     except OSError as e:
@@ -135,9 +146,9 @@ def start_installer(plan: ClassArchive, gateway: Any) -> None:
     ``gateway`` is PySpark's gateway to that JVM: its ``proc`` is the JVM (Spark's launcher ``exec``s it)
     and its ``jvm`` gives the class path the dump is checked against, read now while the JVM is up.
     """
-    proc = getattr(gateway, "proc", None)
     if plan.dump is None:
         return
+    proc = getattr(gateway, "proc", None)
     if proc is None:
         release(plan)
         return
