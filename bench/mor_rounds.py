@@ -15,7 +15,8 @@ rows. After the last round: ``CALL bench.system.rewrite_position_delete_files(ta
 and one more round. Java runs all of its statements in one JVM (a statement's time is the gap between jsql's
 output lines); Floe in one warm session (wall time of ``spark.sql(...).collect()``). Every read's rows are
 compared across engines. Prints per round MERGE and read seconds on each engine and Java/Floe (above 1.0 Floe
-is faster), the delete files each engine's table holds, the rounds where Floe is slower, and the machine load.
+is faster; every round where Floe is slower is in the table), the delete files each engine's table holds,
+the rounds where Floe is slower, and the machine load.
 
     PYTHONPATH=. .venv/bin/python bench/mor_rounds.py [--rows 2000000] [--rounds 50] [--partitioned]
 """
@@ -157,7 +158,7 @@ def main() -> None:
         jm, fm, jr, fr = java[m].seconds, floe_times[m], java[rd].seconds, floe_times[rd]
         if jm < fm or jr < fr:
             slower.append(r)
-        if args.rounds <= 12 or r in (1, 2, 5) or r % 10 == 0 or r == args.rounds:
+        if args.rounds <= 12 or r in (1, 2, 5) or r % 10 == 0 or r == args.rounds or r in slower[-1:]:
             print(f"| {r} | {jm:.2f} | {fm:.2f} | {jm / fm:.2f} | {jr:.2f} | {fr:.2f} | {jr / fr:.2f} |")
     merge_ratio = [java[at[f"merge {r}"]].seconds / floe_times[at[f"merge {r}"]] for r in range(1, args.rounds + 1)]
     read_ratio = [java[at[f"read {r}"]].seconds / floe_times[at[f"read {r}"]] for r in range(1, args.rounds + 1)]

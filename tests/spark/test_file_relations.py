@@ -1,7 +1,7 @@
 """How Floe hands files to Spark's file sources (floe.spark.scan.file_uris.file_relation).
 
-With the files' sizes known (from the manifests), many files go to Spark as a file sink log of statuses
-(floe.spark.scan.file_status_log), so none is looked up; names Hadoop could print differently are listed by
+With the files' sizes known (from the manifests), files go to Spark as a file sink log of statuses
+(floe.spark.scan.file_status_log), however few, so none is looked up; names Hadoop could print differently are listed by
 Spark as before. Either way every file is read once, rows carry the URIs reported_uris gives, no column is
 inferred from ``k=v`` folders, and a missing file fails the read whatever the session's settings.
 """
@@ -24,7 +24,7 @@ from floe.spark.scan.file_uris import file_relation, reported_uris
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-MANY = 40  # more than file_uris._FEW_PATHS
+MANY = 40  # more than Spark lists without a job (floe.spark.scan.file_uris._listed_on_driver)
 
 
 def _files(folder: Path, names: list[str]) -> tuple[list[str], dict[str, int]]:
@@ -52,6 +52,19 @@ def test_many_files_with_sizes_are_handed_over_not_looked_up(spark: SparkSession
     assert {r[0]: r[2] for r in rows} == {k: uris[loc] for k, loc in enumerate(locations)}
     # Statuses came from Floe (no modification time), not from the file system.
     assert _epoch_times(relation) == {True}
+
+
+@pytest.mark.parametrize("count", [1, 2, 5])
+def test_a_few_files_with_sizes_are_handed_over_too(spark: SparkSession, tmp_path: Path, count: int) -> None:
+    # A read makes one or two relations on every query: the log is the faster way for a single file too.
+    locations, sizes = _files(tmp_path / "few", [f"{k}.parquet" for k in range(count)])
+    relation = file_relation(spark, "parquet", "x long, cat string", locations, sizes)
+    assert sorted(r[0] for r in relation.select("x").collect()) == list(range(count))
+    assert _epoch_times(relation) == {True}
+    # Without sizes Spark lists them (one path passed as it is, several as one string split in the JVM).
+    listed = file_relation(spark, "parquet", "x long, cat string", locations)
+    assert sorted(r[0] for r in listed.select("x").collect()) == list(range(count))
+    assert _epoch_times(listed) == {False}
 
 
 @pytest.mark.parametrize("interval", ["1", "3"])

@@ -75,8 +75,8 @@ def test_more_files_with_deletes_run_the_same_code(
     no other code than one of many: the early rounds of a merge-on-read pipeline compiled again when the
     fifth file got deletes); size tables of more files, some sharing sizes, read the hash slots' numbers
     from the header: each pair runs one compiled code. (Every file has deletes in both reads: a read of
-    files with and without deletes is a union, another plan; a table whose files share no size has no
-    hash branch.)"""
+    files with and without deletes holding many rows is a union, another plan; a table whose files share
+    no size has no hash branch.)"""
     if kind == "chain":
         _sizes_unchecked(monkeypatch)
     name = f"db.same_shape_{kind.replace('-', '_')}"
@@ -111,6 +111,42 @@ def test_more_files_with_deletes_run_the_same_code(
     rows, compiled = insert_and_delete(later, 7)
     assert rows == sorted(ids)
     assert compiled == 0
+
+
+def test_files_without_deletes_holding_few_rows_are_read_in_the_scan_of_those_with_deletes(
+    session: SqlSession, spark: SparkSession
+) -> None:
+    """A MERGE's new file (few rows, no deletes yet) is read in the scan of the files its MERGE left deletes
+    on, each of its rows meeting an empty slot of its own: no relation, union and task of its own, and the
+    plan of a read with only files with deletes. Files holding many rows are still read apart."""
+    name = "db.joined_scan"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
+                "'write.delete.mode'='merge-on-read')")
+    ids: list[int] = []
+
+    def insert(batch: list[int]) -> None:
+        session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({x}, 't{x % 3}')" for x in batch))
+        ids.extend(batch)
+
+    def read() -> tuple[list[int], str]:
+        df = floe.spark.read(spark, session.catalog().load_table(name))
+        plan = df._jdf.queryExecution().executedPlan().toString()  # before it runs: the initial plan alone
+        return sorted(r["id"] for r in df.collect()), plan
+
+    for i in range(4):  # files of different sizes
+        insert([10_000 * i + j for j in range(1000 + 37 * i)])
+    session.sql(f"DELETE FROM {name} WHERE id % 10 = 0")  # every file gets deletes
+    ids[:] = [x for x in ids if x % 10 != 0]
+    insert(list(range(100_000, 100_040)))  # 40 rows, about 1% of the rows with deletes
+    rows, plan = read()
+    assert rows == sorted(ids)
+    assert "Union" not in plan and "pmod(_floe_fsize" in plan and plan.count("FileScan parquet") == 1
+    insert(list(range(200_000, 202_000)))  # half as many rows again: read apart
+    rows, plan = read()
+    assert rows == sorted(ids)
+    assert "Union" in plan and plan.count("FileScan parquet") == 2
+    session.sql(f"DELETE FROM {name} WHERE id % 10 = 1")  # a row-level change over both scans
+    assert read()[0] == sorted(x for x in ids if x % 10 != 1)
 
 
 def test_rows_take_their_positions_from_sparks_row_index_column(

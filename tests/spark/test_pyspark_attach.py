@@ -79,6 +79,23 @@ def test_transparent_mode_can_be_switched_off(spark: SparkSession, lake: str) ->
     assert spark.sql(f"SELECT count(*) FROM {lake}.db.t").collect()[0][0] == 2
 
 
+def test_a_temp_view_shadows_a_table_of_the_current_floe_catalog_as_in_spark(spark: SparkSession, lake: str) -> None:
+    # Spark resolves a one-part name to a temporary view before the current catalog's table, whatever the
+    # case it is written in; Floe asks the session's catalog for the view (the lookup is on every statement).
+    spark.sql(f"USE {lake}.db")
+    try:
+        assert spark.sql("SELECT count(*) FROM t").collect()[0][0] == 2  # the Floe table
+        spark.createDataFrame([(10,), (20,), (30,)], "id bigint").createOrReplaceTempView("t")
+        try:
+            assert sorted(r[0] for r in spark.sql("SELECT id FROM t").collect()) == [10, 20, 30]
+            assert sorted(r[0] for r in spark.sql("SELECT id FROM T WHERE id > 10").collect()) == [20, 30]
+        finally:
+            spark.catalog.dropTempView("t")
+        assert spark.sql("SELECT count(*) FROM t").collect()[0][0] == 2
+    finally:
+        spark.sql("USE spark_catalog.default")
+
+
 def test_unknown_catalog_is_named_not_just_a_missing_table(spark: SparkSession, lake: str) -> None:
     with pytest.raises(NoSuchTableError, match="no catalog named 'nocat' is configured"):
         floe.spark.sql(spark, "SELECT * FROM nocat.db.t")

@@ -4,9 +4,12 @@ bitmap past the size limit."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pyarrow as pa
 import pytest
+from pyspark.sql import SparkSession
 
 from floe.spark.scan import position_bitmaps
 from floe.spark.scan.position_bitmaps import pack_positions
@@ -106,3 +109,27 @@ def test_exact_size_slots_hold_each_files_words_in_one_long() -> None:
     # Slots of no file name no words (count 0), so a row reaching one is kept rather than read elsewhere.
     taken = {size % table.size_modulus for _, size, _, _ in files}
     assert all(slots[k] == 0 for k in range(table.size_modulus) if k not in taken)
+
+
+def test_an_exact_plan_gives_files_without_words_an_empty_slot_of_their_own() -> None:
+    # Files without deleted positions read in the same scan: each must find its own empty slot, never the
+    # words of a file whose size shares its residue (so every file's size takes part in the modulus).
+    files = [f"f{i}" for i in range(6)]
+    bitmap = pack_positions(_rows([("f0", 3), ("f2", 70)]), files)
+    assert bitmap is not None and bitmap.lengths == [1, 0, 2, 0, 0, 0]
+    sizes = [1000 + 37 * i for i in range(6)]
+    no_session = cast(SparkSession, None)  # distinct sizes: no path is hashed
+    plan = position_bitmaps.bitmap_plan(no_session, bitmap, sizes, only_these=True)
+    assert plan is not None and plan.table is not None and plan.table.exact and plan.table.count == 6
+    table = plan.table
+    assert len({s % table.size_modulus for s in sizes}) == 6
+    slots = plan.words[table.offset: table.offset + table.size_modulus].astype(np.int64)
+    head = table.offset - bitmap.words.size
+    for i, size in enumerate(sizes):
+        held = int(slots[size % table.size_modulus])
+        assert held & 0xFFFFFFFF == bitmap.lengths[i]
+        if bitmap.lengths[i]:
+            assert held >> 32 == head + bitmap.bases[i]
+    # Not exact (rows of other files may come): the two files with words are compared by path.
+    chained = position_bitmaps.bitmap_plan(no_session, bitmap, sizes, only_these=False)
+    assert chained is not None and chained.table is None and chained.paths == ["f0", "f2", None, None]

@@ -155,11 +155,12 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
         sizes: each bitmap file's size in bytes as Spark reports it (``_metadata.file_size``), checked by the
             caller; without them (or for a few files the rows of other files may meet) a row compares its
             path with every file's.
-        only_these: the rows come from the bitmap's files with words and no others, so a row's size slot
-            names its file: neither its size nor its path is compared (:meth:`SizeSlots.index`), however
-            few the files.
+        only_these: the rows come from the bitmap's files and no others (files without deleted positions
+            among them, with no words), so a row's size slot names its file: neither its size nor its path
+            is compared (:meth:`SizeSlots.index`), however few the files.
     """
-    live = [(f, base, length) for f, base, length in zip(bitmap.files, bitmap.bases, bitmap.lengths, strict=True) if length]
+    laid_out = list(zip(bitmap.files, bitmap.bases, bitmap.lengths, strict=True))
+    live = [(f, base, length) for f, base, length in laid_out if length]
     if not live:
         return None
     # The header: each chained file's word base and count, or the slot table's numbers (SizeSlots.header).
@@ -169,10 +170,13 @@ def bitmap_plan(spark: SparkSession, bitmap: PositionBitmap, sizes: list[int] | 
     head = max(2 * chained, len(_SLOT_HEADER))
     live = [(f, head + base, length) for f, base, length in live]
     table = None
-    exact = only_these and len(live) == len(bitmap.files)
+    exact = only_these and sizes is not None
     if sizes is not None and (len(live) > CHAINED_FILES or exact):
         size_of = dict(zip(bitmap.files, sizes, strict=True))
-        table = size_slots(head + bitmap.words.size, [(f, size_of[f], base, length) for f, base, length in live],
+        # An exact table gives every file a slot, those without words too: a row of such a file must find
+        # its own empty slot, never another file's whose size shares its residue.
+        slotted = [(f, head + base, length) for f, base, length in laid_out] if exact else live
+        table = size_slots(head + bitmap.words.size, [(f, size_of[f], base, length) for f, base, length in slotted],
                            lambda paths: spark_xxhash64(spark, paths), exact=exact)
     header = np.zeros(head, np.int64)
     if table is not None:

@@ -41,6 +41,7 @@ from floe.io.name_mapping import NameMapping, name_mapping_from_schema
 from floe.scan.arrow_read import fallback_field_ids
 from floe.scan.tasks import FileScanTask
 from floe.spark.runtime.connect import require_python_workers
+from floe.spark.runtime.frame_calls import select_exprs
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.delete_joins import DeleteJoins, file_field
 from floe.spark.scan.driver_rows import driver_frame, empty_frame
@@ -80,6 +81,11 @@ PARQUET_ROW_INDEX = "_tmp_metadata_row_index"
 # the scan is small enough that reading footers is cheap (imported tables without a mapping are read
 # by position, as Iceberg Java does). Larger scans of tables without a mapping trust the files' ids.
 _FOOTER_PROBE_MAX_FILES = 256
+# Rows of files without deletes, as a share of the rows of files with position deletes, up to which they
+# are read in the same scan (their rows then meet the bitmap's empty slots): a relation of their own cost
+# the driver 15-25 ms to make on every query and the scan a task of its own (bench/mor_rounds, 2M rows:
+# the newest MERGE's file, 1% of the rows, read apart from the files its MERGE left deletes on).
+_JOINED_ROWS_SHARE = 0.05
 # Tasks read by pyarrow in Python workers are packed into groups of about this many (one Spark task
 # each), and into at least Spark's default parallelism.
 _TASKS_PER_WORKER_GROUP = 8
@@ -142,6 +148,18 @@ def _lacks_column(df: DataFile, field_id: int, present: set[int] | None) -> bool
         if m:
             return field_id not in m
     return True
+
+
+def _joins_deleted(plain: list[FileScanTask], deleted: list[FileScanTask]) -> bool:
+    """Whether the files without deletes are read in the scan of the files with position deletes: when they
+    are fewer and hold few rows next to them, and no equality delete applies there (its join would see
+    their rows too)."""
+    if not plain or len(plain) > len(deleted):
+        return False
+    if any(e.data_file.content == FileContent.EQUALITY_DELETES for t in deleted for e in t.deletes):
+        return False
+    rows = sum(t.data_file.record_count for t in plain)
+    return rows <= _JOINED_ROWS_SHARE * sum(t.data_file.record_count for t in deleted)
 
 
 def _constant_fills(
@@ -295,7 +313,7 @@ class _Builder:
             return df
         source = {_FILE: "_metadata.file_path", _POS: quoted(PARQUET_ROW_INDEX), _SIZE: "_metadata.file_size"}
         rest = [quoted(c) for c in df.columns if c != PARQUET_ROW_INDEX]
-        return df.selectExpr(*rest, *[f"{source[m]} AS {quoted(m)}" for m in meta])
+        return select_exprs(df, [*rest, *[f"{source[m]} AS {quoted(m)}" for m in meta]])
 
     def _mapped_names(self, file_columns: list[str]) -> dict[int, str]:
         """Field id -> column name for a file without ids: the name mapping, else Java's fallback ids."""
@@ -458,7 +476,8 @@ class _Builder:
         rows all carry their file and position, read them apart too: the files with deletes then meet a
         position bitmap whose size slot names a row's file, where one scan of all compared each row's path
         with a chain of files (bench/mor_rounds, 2M rows: the MERGE's pass over the target took 1.6-2.1 s
-        in rounds 2-5 and 0.65-0.75 s later; 0.34-0.66 s from round 3 when apart).
+        in rounds 2-5 and 0.65-0.75 s later; 0.34-0.66 s from round 3 when apart). Files without deletes
+        that hold few rows next to those with position deletes join their scan (:func:`_joins_deleted`).
         """
         locations = [self.loc[t.data_file.file_path] for t in tasks]
         probe = self.inp.name_mapping is not None or len(locations) <= _FOOTER_PROBE_MAX_FILES
@@ -480,6 +499,8 @@ class _Builder:
                 filled.append(t)
             else:
                 plain.append(t)
+        if _joins_deleted(plain, deleted):
+            plain, deleted = [], deleted + plain
         frames = []
         for group in (plain, filled, deleted):
             if group:
@@ -543,7 +564,7 @@ class _Builder:
             exprs += [_FILE, _POS]
         if list(df.columns) == [f.name for f in self.read_schema.fields] and not has_uuid:
             return df
-        return df.selectExpr(*exprs)
+        return select_exprs(df, exprs)
 
     def _worker_frame(self, tasks: list[FileScanTask]) -> DataFrame:
         """The tasks read with pyarrow in Spark's Python workers (floe.spark.scan.worker_read), deletes applied."""
