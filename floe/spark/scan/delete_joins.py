@@ -39,6 +39,7 @@ from floe.errors import NoSuchFileError, ReadError, UnsupportedError
 from floe.expressions.to_spark_sql import spark_string
 from floe.io.arrow_schema import FIELD_ID_KEY
 from floe.io.fileio import FileIO
+from floe.io.locations import is_local
 from floe.io.puffin import read_deletion_vector
 from floe.scan.arrow_read import position_delete_fields
 from floe.scan.delete_index import is_deletion_vector
@@ -316,10 +317,11 @@ class DeleteJoins:
                 # The words reach the rows by a broadcast join of their one-row relation, not as a scalar
                 # subquery: a subquery's hash holds its rows, and Spark orders the common subexpressions
                 # of the generated code by such hashes, so the code would change with every commit.
-                frame = _BITMAPS.frame(key, self.spark, lambda: long_array_frame(self.spark, plan.words, plan.paths))
+                # Kept with its broadcast hint (the hint is a step Spark analyses: 3 ms a read).
+                frame = _BITMAPS.frame(key, self.spark, lambda: F.broadcast(long_array_frame(self.spark, plan.words, plan.paths)))
                 # One join carrying the condition, then the rows' own columns: two calls into Spark, each
                 # analysing the plan (a cross join, a filter and a drop took 35-45 ms a read, 2M rows).
-                kept = df.join(F.broadcast(frame), undeleted(plan, LONG_ARRAY_COLUMN, STRING_ARRAY_COLUMN))
+                kept = df.join(frame, undeleted(plan, LONG_ARRAY_COLUMN, STRING_ARRAY_COLUMN))
                 return select_exprs(kept, [quoted(c) for c in df.columns])
             # Positions too far apart for a small bitmap: the numbered join below.
         local_rows: list[pa.Table] = []
@@ -388,6 +390,9 @@ class DeleteJoins:
             except NoSuchFileError:
                 return False
 
+        # A local file's size is a stat of microseconds, fewer than starting the pool's threads (on every read).
+        if all(is_local(self.location_of(f.file_path)) for f in data_files):
+            return [f.file_size_in_bytes for f in data_files] if all(map(holds, data_files)) else None
         with ThreadPoolExecutor(8) as pool:
             if not all(pool.map(holds, data_files)):
                 return None
