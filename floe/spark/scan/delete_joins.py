@@ -308,8 +308,7 @@ class DeleteJoins:
                 tuple(sorted((p, e.data_file.file_path, e.data_file.content_offset or 0) for p, e in vectors.items())),
                 tuple(sorted(targets.items())), tuple(members), tuple(sizes or ()), only_these,
             )
-            laid_out = members
-            packed = _BITMAPS.get_or_pack(key, lambda: self._pack_bitmap(entries, vectors, targets, laid_out, sizes, only_these))
+            packed = _BITMAPS.get_or_pack(key, lambda: self._pack_bitmap(entries, vectors, targets, members, sizes, only_these))
             if packed is not None:
                 plan = packed.plan
                 if plan is None:

@@ -30,8 +30,7 @@ from pyspark.sql import types as T
 from floe.errors import ReadError
 from floe.io.locations import is_local, to_local_path
 from floe.spark.runtime.connect import application_id, is_connect
-from floe.spark.runtime.frame_calls import java_strings
-from floe.spark.runtime.java_classes import java_class
+from floe.spark.runtime.frame_calls import java_strings, python_strings
 from floe.spark.scan.file_status_log import loggable_uri, status_log_folder
 
 __all__ = ["file_relation", "reads_each_file_whole", "reported_uris", "spark_location"]
@@ -100,9 +99,6 @@ def _threshold_raised(spark: SparkSession, paths: int) -> Iterator[None]:
             conf.set(_DISCOVERY_THRESHOLD, before)
 
 
-# Joins the URIs Spark lists into one string that crosses back in one py4j call: py4j hands a Java array
-# over one element per round trip (0.2 s for 2,000 paths). No file system or object store path holds a NUL.
-_SEPARATOR = "\u0000"
 
 
 # Floe's reads must fail when a file of the table is missing or unreadable, whatever the session says:
@@ -181,13 +177,7 @@ def _input_files(relation: DataFrame) -> list[str]:
     """``relation.inputFiles()``, brought over in one py4j call (one RPC on Spark Connect)."""
     if is_connect(relation.sparkSession):
         return [str(f) for f in relation.inputFiles()]
-    files = relation._jdf.inputFiles()
-    if not len(files):
-        return []
-    jvm = relation.sparkSession._jvm
-    assert jvm is not None
-    # Hadoop's join takes a String[] as it is (py4j finds no Java method taking it as Object[]).
-    return str(java_class(jvm, "org.apache.hadoop.util.StringUtils").join(_SEPARATOR, files)).split(_SEPARATOR)
+    return python_strings(relation.sparkSession._jvm, relation._jdf.inputFiles())
 
 
 def _normal_path(path: str) -> str:
