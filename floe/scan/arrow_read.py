@@ -199,7 +199,7 @@ def read_data_file(ctx: ReadContext, data_file: DataFile) -> pa.Table:
     raw = ctx.open_bytes(data_file.file_path)
     fmt = data_file.file_format
     if fmt == FileFormat.PARQUET:
-        table = pq.read_table(pa.BufferReader(raw))
+        table = pq.ParquetFile(pa.BufferReader(raw)).read()  # read_table builds a dataset: 0.3 ms more a file
         return with_fallback_ids(table, ctx.name_mapping, ctx.table_schema) if data_file.content == FileContent.DATA else table
     if fmt == FileFormat.ORC:
         from pyarrow import orc

@@ -220,6 +220,7 @@ class ParquetFileWriter:
         self.buffered_bytes = 0
         self._buffered_rows = 0
         self._flushed_arrow_bytes = 0
+        self._written_bytes = 0  # the stream's position after the last row group (tell() costs a call per row)
         self.rows = 0
         self._nans = NanCounter(schema) if count_nans else None
         self._closed = False
@@ -227,7 +228,7 @@ class ParquetFileWriter:
     @property
     def written_bytes(self) -> int:
         """Bytes already in the file (flushed row groups)."""
-        return int(self._stream.tell())
+        return self._written_bytes
 
     def estimated_size(self) -> int:
         """File bytes so far plus the buffered rows at the compression ratio seen so far."""
@@ -238,8 +239,6 @@ class ParquetFileWriter:
         """Buffer rows; a row group is flushed when the buffer reaches the row-group size."""
         if data.num_rows == 0:
             return
-        if self._nans is not None:
-            self._nans.update(data)
         self._buffer.append(data)
         self.buffered_bytes += data.nbytes
         self._buffered_rows += data.num_rows
@@ -253,7 +252,10 @@ class ParquetFileWriter:
             return
         parts = [t if isinstance(t, pa.Table) else pa.Table.from_batches([t]) for t in self._buffer]
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        if self._nans is not None:  # once per row group: per write it cost more than small writes' rows
+            self._nans.update(table)
         self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self._written_bytes = int(self._stream.tell())
         self._flushed_arrow_bytes += self.buffered_bytes
         self._buffer.clear()
         self.buffered_bytes = 0

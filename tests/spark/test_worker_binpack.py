@@ -62,9 +62,10 @@ def test_a_group_of_small_files_rewrites_in_workers_as_spark_would(
         return in_workers(*args, **kwargs)
 
     monkeypatch.setattr(rdf, "rewrite_in_workers", recorded)
-    monkeypatch.setattr(worker_binpack, "WORKER_MIN_MEAN_FILE_BYTES", 0)  # these files are a few KB
     results = {}
-    for path in ("workers", "spark"):
+    for path in ("workers", "workers_file_by_file", "spark"):
+        if path == "workers_file_by_file":  # each file's rows handed to the writer alone
+            monkeypatch.setattr(worker_binpack, "_GATHER_BYTES", 1)
         if path == "spark":
             monkeypatch.setattr(worker_binpack, "WORKER_FILE_BYTES", 0)
         name = f"db.binpack_{path}"
@@ -73,13 +74,14 @@ def test_a_group_of_small_files_rewrites_in_workers_as_spark_would(
         assert len(expected) == 96
         called = len(paths)
         result = run(session, f"CALL floe.system.rewrite_data_files(table => '{name}', options => map('min-input-files', '2'))")
-        assert (len(paths) > called) == (path == "workers")
+        assert (len(paths) > called) == path.startswith("workers")
         assert _rows(session, name) == expected
         results[path] = (result.rows, _files(session, name), expected)
         t = table(session, name.split(".")[1])
         static = pytest.importorskip("pyiceberg.table").StaticTable.from_metadata(t.refresh().metadata_location)
         assert static.scan().to_arrow().num_rows == 96
     (w_result, w_files, w_rows), (s_result, s_files, s_rows) = results["workers"], results["spark"]
+    assert results["workers_file_by_file"] == results["workers"]
     assert w_rows == s_rows
     assert w_result[0][0] == s_result[0][0] and w_result[0][1] == s_result[0][1]  # files rewritten and added
     assert w_files == s_files
@@ -88,7 +90,6 @@ def test_a_group_of_small_files_rewrites_in_workers_as_spark_would(
 def test_a_failed_group_in_workers_leaves_no_file_and_commits_nothing(
     session: SqlSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker_binpack, "WORKER_MIN_MEAN_FILE_BYTES", 0)
     name = "db.binpack_failing"
     _fill(session, name)
     t = table(session, "binpack_failing")
@@ -104,15 +105,13 @@ def test_a_failed_group_in_workers_leaves_no_file_and_commits_nothing(
     assert t.refresh().current_snapshot() == before
 
 
-def test_groups_of_tiny_files_or_large_files_stay_on_spark(
+def test_groups_of_large_files_stay_on_spark(
     session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = "db.binpack_tiny"
     _fill(session, name)
     t = table(session, "binpack_tiny")
     group = rdf.plan_rewrite(t.refresh(), options={"min-input-files": "2"}).groups[0]
-    assert not worker_binpack.rewrites_in_workers(spark, t, group)  # files of a few KB: Spark's path
-    monkeypatch.setattr(worker_binpack, "WORKER_MIN_MEAN_FILE_BYTES", 0)
-    assert worker_binpack.rewrites_in_workers(spark, t, group)
+    assert worker_binpack.rewrites_in_workers(spark, t, group)  # files of a few KB: workers
     monkeypatch.setattr(worker_binpack, "WORKER_FILE_BYTES", min(x.data_file.file_size_in_bytes for x in group.tasks) - 1)
     assert not worker_binpack.rewrites_in_workers(spark, t, group)
