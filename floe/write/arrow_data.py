@@ -184,8 +184,9 @@ def partition_groups(data: Data, spec: PartitionSpec, schema: Schema) -> list[Pa
     """Split rows by partition tuple (vectorized; one sort of the combined key codes).
 
     Returns:
-        One group per distinct tuple (ordered by key code: deterministic for the same input); a single
-        group has ``indices=None``.
+        One group per distinct tuple, in the order of their first rows; a single group has ``indices=None``.
+        A clustered writer needs that order: the partition a batch ends with is the one the next batch
+        continues, and must be the one it writes last.
     """
     if not spec.fields:
         return [PartitionGroup((), None)]
@@ -214,9 +215,10 @@ def partition_groups(data: Data, spec: PartitionSpec, schema: Schema) -> list[Pa
     bounds = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
     starts = np.concatenate(([0], bounds))
     ends = np.concatenate((bounds, [n]))
+    firsts = order[starts]  # the sort is stable: each group's first row in the batch
     out = []
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        rows = order[s:e]
+    for k in np.argsort(firsts, kind="stable").tolist():
+        rows = order[starts[k]:ends[k]]
         out.append(PartitionGroup(_tuple_at(codes, int(rows[0]), dictionaries, ptype), rows))
     return out
 

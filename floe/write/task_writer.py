@@ -24,25 +24,30 @@ from floe.spec.manifest import DataFile
 from floe.spec.partitioning import PartitionSpec
 from floe.spec.row_lineage import LINEAGE_FIELDS
 from floe.spec.schema import Schema, walk_fields
-from floe.spec.types import DoubleType, FloatType, GeographyType, GeometryType
+from floe.spec.types import DoubleType, FloatType, GeographyType, GeometryType, IcebergType
 from floe.write.arrow_data import conform, split_by_partition
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetFileWriter, ParquetSettings
 
-__all__ = ["DEFAULT_MEMORY_BUDGET_BYTES", "TaskWriter", "refuse_geospatial"]
+__all__ = ["DEFAULT_MEMORY_BUDGET_BYTES", "TaskWriter", "geospatial_columns", "refuse_geospatial"]
 
 DEFAULT_MEMORY_BUDGET_BYTES = 512 * 1024 * 1024
+
+
+def geospatial_columns(schema: Schema) -> list[tuple[str, IcebergType]]:
+    """The geometry/geography columns of ``schema`` (name and type), which the Arrow writer cannot write."""
+    return [(name, f.field_type) for name, f in walk_fields(schema.as_struct())
+            if isinstance(f.field_type, (GeometryType, GeographyType))]
 
 
 def refuse_geospatial(schema: Schema, table_name: str) -> None:
     """Refuse a schema with geometry/geography columns: pyarrow would write them as plain binary, not as
     Parquet's geospatial types the spec stores them as (Spark's writer does)."""
-    for name, f in walk_fields(schema.as_struct()):
-        if isinstance(f.field_type, (GeometryType, GeographyType)):
-            raise UnsupportedError(
-                f"Table {table_name}: column {name!r} is {f.field_type}: the Arrow writer cannot write Parquet's "
-                "geospatial types; write it with Spark's writer (INSERT, writeTo, MERGE)"
-            )
+    for name, field_type in geospatial_columns(schema)[:1]:
+        raise UnsupportedError(
+            f"Table {table_name}: column {name!r} is {field_type}: the Arrow writer cannot write Parquet's "
+            "geospatial types; write it with Spark's writer (INSERT, writeTo, MERGE)"
+        )
 
 
 class TaskWriter:

@@ -143,6 +143,21 @@ def test_task_writer_partitioned_fanout_groups_rows_by_tuple(tmp_path: Path) -> 
         assert NAME.match(Path(f.file_path).name)
 
 
+def test_clustered_task_writer_writes_one_file_a_partition_across_batches(tmp_path: Path) -> None:
+    # Rows sorted by (day, bucket) as Spark's sort hands them over; each batch meets the buckets in an order
+    # other than their values' first appearance, and a partition runs on from one batch into the next.
+    spec = PartitionSpecBuilder(SCHEMA).day("ts").bucket("id", 8).build()
+    data = _data(2000)
+    day = DayTransform().apply_arrow(TimestampType(), data.column("ts")).cast(pa.int32())
+    bucket = BucketTransform(8).apply_arrow(LongType(), data.column("id"))
+    data = data.append_column("d", day).append_column("b", bucket).sort_by([("d", "ascending"), ("b", "ascending")])
+    data = data.drop_columns(["d", "b"])
+    batches = [data.slice(start, 450) for start in range(0, data.num_rows, 450)]  # 9 partitions or so each
+    files = _writer(tmp_path, spec, clustered=True).write_all(batches)
+    assert sum(f.record_count for f in files) == 2000
+    assert len({f.partition for f in files}) == len(files) == 5 * 8  # one file a partition
+
+
 def test_task_writer_rolls_files_at_target_size(tmp_path: Path) -> None:
     props = {"write.target-file-size-bytes": "20000", "write.parquet.row-group-size-bytes": "8000"}
     files = _writer(tmp_path, props=props).write_all([_data(5000)])

@@ -58,7 +58,8 @@ def rewrite_commit(
 ) -> None:
     """Copy-on-write: swap ``removed`` files for files holding ``new_rows`` (written with ``write_options``),
     validated since ``snapshot_id``."""
-    added = write_files(table, new_rows, options=write_options) if new_rows is not None else []
+    rewriting = [t.data_file for t in removed]
+    added = write_files(table, new_rows, options=write_options, rewriting=rewriting) if new_rows is not None else []
     with deleted_on_failure(table.io, added):
         op = table.new_overwrite(branch=branch)
         op.case_sensitive(False)

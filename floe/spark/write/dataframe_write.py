@@ -57,7 +57,7 @@ from floe.io.locations import basename, is_local, join, to_local_path
 from floe.serde.json_types import default_to_json
 from floe.spark.runtime.call_sites import without_call_sites
 from floe.spark.runtime.configure import attach
-from floe.spark.runtime.connect import application_id, require_python_workers
+from floe.spark.runtime.connect import application_id, is_connect, require_python_workers
 from floe.spark.runtime.java_classes import java_class
 from floe.spark.runtime.storage import configure_native_s3, spark_reaches
 from floe.spark.scan.file_uris import spark_location
@@ -95,7 +95,7 @@ from floe.write.commit import WriteMode, apply_schema_changes, commit_files
 from floe.write.locations import LocationProvider, data_file_name
 from floe.write.parquet_files import ParquetSettings, data_file_from_footer
 from floe.write.schema_check import check_write_schema
-from floe.write.task_writer import TaskWriter, refuse_geospatial
+from floe.write.task_writer import TaskWriter, geospatial_columns, refuse_geospatial
 
 if TYPE_CHECKING:
     from floe.table.table import Table
@@ -239,6 +239,27 @@ def _target_spark_schema(schema: Schema) -> T.StructType:
 
 def _needs_arrow_path(schema: Schema) -> bool:
     return any(isinstance(f.field_type, (ListType, MapType, UUIDType, FixedType)) for _, f in walk_fields(schema.as_struct()))
+
+
+# A rewrite of at least this many files of at most this mean size goes through the Arrow path. Spark's writer
+# costs about 11 ms of CPU per file on a local disk (parquet-java's set-up, a forked `chmod` for every file and
+# partition directory Hadoop creates), the Arrow path about 0.3 s more per 2M rows (measured on local[2],
+# 2026-12-07, 960 partitions: 2M rows 8.6 s native against 3.4 s, 20M rows 26.7 s against 26.8 s; one file
+# of 2M rows 1.1 s against 1.6 s). The count keeps a few files from paying the Python workers' first start.
+_SMALL_REWRITE_FILES = 200
+_SMALL_REWRITE_FILE_BYTES = 128 * 1024
+
+
+def _rewrites_many_small_files(spark: SparkSession, schema: Schema, rewriting: Sequence[DataFile]) -> bool:
+    """Whether the rows of ``rewriting`` (a copy-on-write rewrite's files), written back one file per
+    partition, make many small files: then the Arrow path writes them faster than Spark's writer."""
+    partitions = len({(f.spec_id, f.partition) for f in rewriting})
+    return (
+        partitions >= _SMALL_REWRITE_FILES
+        and sum(f.file_size_in_bytes for f in rewriting) <= _SMALL_REWRITE_FILE_BYTES * partitions
+        and not is_connect(spark)  # the server's Python workers need not have Floe
+        and not geospatial_columns(schema)
+    )
 
 
 # -- distribution and ordering ------------------------------------------------------------------
@@ -594,7 +615,9 @@ def _write_properties(table: Table, options: Mapping[str, str]) -> dict[str, str
 
 
 @without_call_sites()
-def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | None = None) -> list[DataFile]:
+def write_files(
+    table: Table, df: DataFrame, *, options: Mapping[str, str] | None = None, rewriting: Sequence[DataFile] = ()
+) -> list[DataFile]:
     """Write ``df`` into new data files of ``table``'s current schema and spec; commit nothing.
 
     ``df``'s columns are matched to the table's by name and projected like every Floe write (missing
@@ -615,6 +638,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
             ``use-table-distribution-and-ordering`` (false: write ``df``'s rows in their order, no shuffle).
             The session's ``spark.sql.iceberg.*`` settings fill the options not given
             (floe.spark.write.session_settings).
+        rewriting: the files whose rows ``df`` writes again (a copy-on-write rewrite): without a
+            ``write-path`` option, many small ones are written through the Arrow path.
 
     Returns:
         The new data files (none for an empty ``df``).
@@ -636,7 +661,8 @@ def write_files(table: Table, df: DataFrame, *, options: Mapping[str, str] | Non
     ParquetSettings.from_properties(props, table_name=table.name())  # bad settings refused before any task runs
     data_dir = LocationProvider.for_table(table.location(), props).data_dir
     reachable = spark_reaches(spark, data_dir)
-    path = opts.get("write-path", "arrow" if _needs_arrow_path(schema) or not reachable else "native")
+    arrow = _needs_arrow_path(schema) or not reachable or _rewrites_many_small_files(spark, schema, rewriting)
+    path = opts.get("write-path", "arrow" if arrow else "native")
     # Rewritten rows keep their v3 row lineage on either path (the files carry the spec's lineage columns).
     lineage = (ROW_ID_STORED, ROW_SEQ_STORED) if _carries_lineage(table, df) else ()
     projected = _named_lineage(project_to_table(df, schema, table_name=table.name(), extra=lineage))
