@@ -242,12 +242,14 @@ def _needs_arrow_path(schema: Schema) -> bool:
 
 
 # A rewrite of at least this many files of at most this mean size goes through the Arrow path. Spark's writer
-# costs about 11 ms of CPU per file on a local disk (parquet-java's set-up, a forked `chmod` for every file and
-# partition directory Hadoop creates), the Arrow path about 0.3 s more per 2M rows (measured on local[2],
-# 2026-12-07, 960 partitions: 2M rows 8.6 s native against 3.4 s, 20M rows 26.7 s against 26.8 s; one file
-# of 2M rows 1.1 s against 1.6 s). The count keeps a few files from paying the Python workers' first start.
+# costs about 11 ms of CPU per file on a local disk (parquet-java's set-up, and Hadoop, without its native
+# library, forks a `chmod` for every file and partition directory it creates: 4,300 forks for a write of 976
+# partitions), the Arrow path about 0.3 s more per 2M rows. Measured on local[2], 2026-12-07, 976 partitions:
+# INSERT of 2M rows 8.6 s native against 3.4 s, of 20M rows (files of 400 KB) 26.7 s against 26.8 s; a 1%
+# copy-on-write DELETE of 2M rows 9.8 s against 5.2 s, of 20M rows 21.6-28.4 s against 19.8-21.8 s; one file
+# of 2M rows 1.1 s against 1.6 s. The count keeps a few files from paying the Python workers' first start.
 _SMALL_REWRITE_FILES = 200
-_SMALL_REWRITE_FILE_BYTES = 128 * 1024
+_SMALL_REWRITE_FILE_BYTES = 512 * 1024
 
 
 def _rewrites_many_small_files(spark: SparkSession, schema: Schema, rewriting: Sequence[DataFile]) -> bool:
