@@ -43,7 +43,9 @@ def geospatial_columns(schema: Schema) -> list[tuple[str, IcebergType]]:
 def refuse_geospatial(schema: Schema, table_name: str) -> None:
     """Refuse a schema with geometry/geography columns: pyarrow would write them as plain binary, not as
     Parquet's geospatial types the spec stores them as (Spark's writer does)."""
-    for name, field_type in geospatial_columns(schema)[:1]:
+    found = geospatial_columns(schema)
+    if found:
+        name, field_type = found[0]
         raise UnsupportedError(
             f"Table {table_name}: column {name!r} is {field_type}: the Arrow writer cannot write Parquet's "
             "geospatial types; write it with Spark's writer (INSERT, writeTo, MERGE)"

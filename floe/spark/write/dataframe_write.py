@@ -18,8 +18,9 @@ schema evolution + :func:`write_files` + one commit. Two data paths:
   without recording the attempt, and the status tracker reports only per-stage counts. Partition id,
   operation id and a per-partition count keep names unique.
 - **arrow** (tables with list/map columns, whose element/key/value field ids Spark cannot write, and
-  uuid/fixed columns, which Spark cannot write with the right Parquet type): ``mapInArrow`` runs
-  floe.write.TaskWriter in each task, which returns its DataFiles; failed attempts delete their files.
+  uuid/fixed columns, which Spark cannot write with the right Parquet type; copy-on-write rewrites of many
+  small partitions, where Spark's writer costs more per file than the Arrow path per row): ``mapInArrow``
+  runs floe.write.TaskWriter in each task, which returns its DataFiles; failed attempts delete their files.
 
 NaN counts: Parquet footers have none. Spark's Parquet writer (parquet-java) orders NaN above every
 number, so a row group holding a NaN has NaN as its max: files whose float/double statistics show no NaN
