@@ -99,8 +99,6 @@ def _threshold_raised(spark: SparkSession, paths: int) -> Iterator[None]:
             conf.set(_DISCOVERY_THRESHOLD, before)
 
 
-
-
 # Floe's reads must fail when a file of the table is missing or unreadable, whatever the session says:
 # a skipped delete file would bring deleted rows back in silence (Spark reads these options per relation).
 _NEVER_SKIP = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
