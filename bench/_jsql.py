@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import tempfile
 import time
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JSQL_HOME", "JavaStatement", "ensure_jsql", "query_java", "run_java", "run_statements", "same_rows"]
+__all__ = ["JSQL_HOME", "JavaSession", "JavaStatement", "ensure_jsql", "query_java", "run_java", "run_statements", "same_rows"]
 
 JSQL_HOME = Path(__file__).resolve().parents[2] / "shared" / "tools" / "java-iceberg"
 
@@ -77,6 +78,43 @@ def run_java(statements: Sequence[str], cfg: Mapping[str, str]) -> list[float]:
     if len(results) != len(statements):
         raise SystemExit(f"jsql stopped after {len(results)} of {len(statements)} statements")
     return [r.seconds for r in results]
+
+
+class JavaSession:
+    """Iceberg Java in one long-lived process (bench/_java_session.py) that runs a statement when asked, so a
+    benchmark can alternate Java's statements with Floe's and both meet the machine in the same state (runs
+    minutes apart drift by more than a read's gap between the engines). A statement is timed inside that
+    process, as Floe's are in the benchmark's; call :func:`ensure_jsql` first."""
+
+    def __init__(self, cfg: Mapping[str, str]) -> None:
+        home = Path(os.environ.get("FLOE_JAVA_ICEBERG_HOME", str(Path.home() / ".cache" / "floe-java-iceberg")))
+        cmd = [str(home / "venv" / "bin" / "python"), str(Path(__file__).with_name("_java_session.py")), str(JSQL_HOME), str(home)]
+        for k, v in cfg.items():
+            cmd += ["--conf", f"{k}={v}"]
+        env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        if not json.loads(self._answer()).get("ready"):
+            raise SystemExit("the Java session did not start")
+
+    def _answer(self) -> str:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            if line.startswith("{"):
+                return line
+        raise SystemExit(f"the Java session ended (exit status {self._proc.wait()})")
+
+    def run(self, sql: str) -> JavaStatement:
+        """One statement's outcome (seconds inside the Java process, rows or error)."""
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(sql) + "\n")
+        self._proc.stdin.flush()
+        record = json.loads(self._answer())
+        return JavaStatement(sql, record["seconds"], record.get("rows"), record.get("error"))
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait()
 
 
 def query_java(sql: str, cfg: Mapping[str, str]) -> list[list[object]]:

@@ -1,24 +1,27 @@
 """Benchmark: a merge-on-read pipeline over many rounds, Iceberg Java (1.10 on Spark 3.5, jsql) vs Floe, one run.
 
 A pipeline that runs for weeks MERGEs a small batch into the same merge-on-read table every round, and each
-round leaves delete files behind. Both engines open one SQLite JDBC catalog (``bench``) and build their own
-copy of a table of ROWS rows (id bigint, ts timestamp, category string, value double; v2, merge-on-read for
+round leaves delete files behind. Each engine opens a SQLite JDBC catalog of its own (``bench``) and builds its
+own copy of a table of ROWS rows (id bigint, ts timestamp, category string, value double; v2, merge-on-read for
 DELETE/UPDATE/MERGE; ``--partitioned`` adds ``PARTITIONED BY (days(ts))``, 60 partitions). Then, ROUNDS
 times, the same statements on both:
 
     MERGE INTO t USING parquet.`round_r` s ON t.id = s.id
       WHEN MATCHED THEN UPDATE SET t.value = s.value WHEN NOT MATCHED THEN INSERT *
     SELECT category, count(*), sum(value), min(ts), max(ts) FROM t GROUP BY category ORDER BY category
+    (the read --reads times, 3 by default: a round's read time is their median)
 
 where round r's source (Parquet, written once by pyarrow) updates 1% of the ids at random and adds 0.1% new
 rows. After the last round: ``CALL bench.system.rewrite_position_delete_files(table => ...)``, the read again,
-and one more round. Java runs all of its statements in one JVM (a statement's time is the gap between jsql's
-output lines); Floe in one warm session (wall time of ``spark.sql(...).collect()``). Every read's rows are
+and one more round. Each engine runs in one warm session of its own (Java's: bench/_java_session.py, configured
+as jsql configures its own), and they take turns statement by statement; a statement's time is the wall time of
+``spark.sql(...).collect()`` in its engine's process. Every read's rows are
 compared across engines. Prints per round MERGE and read seconds on each engine and Java/Floe (above 1.0 Floe
-is faster; every round where Floe is slower is in the table), the delete files each engine's table holds,
-the rounds where Floe is slower, and the machine load.
+is faster; every round where Floe is slower is in the table, the first read after the MERGE in brackets), the
+delete files each engine's table holds, the rounds where Floe is slower (by the median, and by the first
+read alone), and the machine load.
 
-    PYTHONPATH=. .venv/bin/python bench/mor_rounds.py [--rows 2000000] [--rounds 50] [--partitioned]
+    PYTHONPATH=. .venv/bin/python bench/mor_rounds.py [--rows 2000000] [--rounds 50] [--reads 3] [--partitioned]
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _jsql import ensure_jsql, run_statements, same_rows  # bench/_jsql.py (the script dir is on sys.path)
+from _jsql import JavaSession, JavaStatement, ensure_jsql, same_rows  # bench/_jsql.py
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -87,11 +90,12 @@ def plain(v: object) -> object:
     return v.isoformat() if isinstance(v, dt.datetime | dt.date) else v
 
 
-def pipeline(tbl: str, ns_short: str, sources: list[Path]) -> list[tuple[str, str]]:
-    """(label, statement) for every round, the compaction and the round after it."""
+def pipeline(tbl: str, ns_short: str, sources: list[Path], reads: int) -> list[tuple[str, str]]:
+    """(label, statement) for every round (its MERGE, then ``reads`` reads), the compaction and the round after it."""
     out = []
     for r, src in enumerate(sources[:-1], start=1):
-        out += [(f"merge {r}", MERGE.format(tbl=tbl, src=src)), (f"read {r}", READ.format(tbl=tbl))]
+        out.append((f"merge {r}", MERGE.format(tbl=tbl, src=src)))
+        out += [(f"read {r}.{k}", READ.format(tbl=tbl)) for k in range(reads)]
     out.append(("delete files before", DELETE_FILES.format(tbl=tbl)))
     out.append(("rewrite_position_delete_files",
                 f"CALL bench.system.rewrite_position_delete_files(table => '{ns_short}.t')"))
@@ -106,42 +110,62 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--partitioned", action="store_true", help="PARTITIONED BY (days(ts)): 60 partitions")
+    ap.add_argument("--reads", type=int, default=3,
+                    help="reads after each MERGE; a round's read time is their median (a single read of 0.5 s "
+                         "swings by 0.1 s from run to run on a 2-core machine)")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder")
     args = ap.parse_args()
     ensure_jsql()
     load_start = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="floe-bench-mor-rounds-"))
     p = "spark.sql.catalog.bench"
-    cfg = {p: "org.apache.iceberg.spark.SparkCatalog", f"{p}.type": "jdbc", f"{p}.uri": f"jdbc:sqlite:{root}/catalog.db",
+    # A catalog database per engine: Iceberg Java's JDBC catalog fails a commit on SQLite (SQLITE_BUSY_SNAPSHOT,
+    # "Unknown failure") when another process wrote to the database since its connection last read it.
+    cfg = {p: "org.apache.iceberg.spark.SparkCatalog", f"{p}.type": "jdbc", f"{p}.uri": f"jdbc:sqlite:{root}/floe.db",
            f"{p}.warehouse": f"file:{root}/wh", "spark.sql.session.timeZone": "UTC",
            "spark.sql.shuffle.partitions": "4", "spark.driver.memory": "4g"}
+    java_cfg = {**cfg, f"{p}.uri": f"jdbc:sqlite:{root}/java.db"}
     base, sources = make_data(root, args.rows, args.rounds)
     spark: SparkSession = floe.spark.session({"spark.master": "local[2]", **cfg})
     part = "PARTITIONED BY (days(ts)) " if args.partitioned else ""
-    for ns in NS.values():
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS bench.{ns}").collect()
-        spark.sql(f"CREATE TABLE bench.{ns}.t ({COLUMNS}) USING iceberg {part}TBLPROPERTIES ({MOR})").collect()
-    # Each engine writes its own base rows, as its users would.
-    fill = "INSERT INTO bench.{ns}.t SELECT * FROM parquet.`{base}`"
-    spark.sql(fill.format(ns=NS["floe"], base=base)).collect()
+    # Each engine creates its table and writes its base rows, as its users would.
+    setup = ["CREATE NAMESPACE bench.{ns}", f"CREATE TABLE bench.{{ns}}.t ({COLUMNS}) USING iceberg {part}TBLPROPERTIES ({MOR})",
+             f"INSERT INTO bench.{{ns}}.t SELECT * FROM parquet.`{base}`", f"SELECT count(*) FROM parquet.`{base}`"]
+    for stmt in setup:
+        spark.sql(stmt.format(ns=NS["floe"])).collect()  # the last: a warm-up, as Java's
 
-    java_steps = pipeline(f"bench.{NS['java']}.t", NS["java"], sources)
-    t0 = time.perf_counter()
-    java = run_statements([fill.format(ns=NS["java"], base=base), f"SELECT count(*) FROM parquet.`{base}`",
-                           *(s for _, s in java_steps)], cfg)[2:]
-    print(f"Java: {len(java)} of {len(java_steps)} statements in {time.perf_counter() - t0:.1f} s", flush=True)
-    failed = next((r for r in java if r.error), None)
-    if failed is not None or len(java) != len(java_steps):
-        raise SystemExit(f"Java failed: {failed.sql[:160] if failed else ''}: {failed.error[:600] if failed and failed.error else 'stopped'}")
+    java_steps = pipeline(f"bench.{NS['java']}.t", NS["java"], sources, args.reads)
+    floe_steps = pipeline(f"bench.{NS['floe']}.t", NS["floe"], sources, args.reads)
+    java_session = JavaSession(java_cfg)
+    for stmt in setup:
+        if (done := java_session.run(stmt.format(ns=NS["java"]))).error:
+            raise SystemExit(f"Java failed: {done.sql[:160]}: {done.error[:600]}")
 
-    floe_steps = pipeline(f"bench.{NS['floe']}.t", NS["floe"], sources)
-    spark.sql(f"SELECT count(*) FROM parquet.`{base}`").collect()  # warm-up, as Java's
-    floe_times, floe_rows = [], []
-    for _, stmt in floe_steps:
+    java: list[JavaStatement] = []
+    floe_times: list[float] = []
+    floe_rows: list[list[list[object]]] = []
+
+    def run_java(stmt: str) -> None:
+        done = java_session.run(stmt)
+        if done.error:
+            raise SystemExit(f"Java failed: {stmt[:160]}: {done.error[:600]}")
+        java.append(done)
+
+    def run_floe(stmt: str) -> None:
         t = time.perf_counter()
-        rows = [[plain(x) for x in row] for row in spark.sql(stmt).collect()]
+        floe_rows.append([[plain(x) for x in row] for row in spark.sql(stmt).collect()])
         floe_times.append(time.perf_counter() - t)
-        floe_rows.append(rows)
+
+    # The engines take turns statement by statement (who goes first alternates), so both meet the machine in
+    # the same state: on a shared 2-core machine, runs minutes apart differ by more than the engines do.
+    for n, ((_, java_stmt), (_, floe_stmt)) in enumerate(zip(java_steps, floe_steps, strict=True)):
+        if n % 2 == 0:
+            run_java(java_stmt)
+            run_floe(floe_stmt)
+        else:
+            run_floe(floe_stmt)
+            run_java(java_stmt)
+    java_session.close()
 
     labels = [label for label, _ in floe_steps]
     at = {label: i for i, label in enumerate(labels)}
@@ -150,20 +174,31 @@ def main() -> None:
     print(f"\n## Merge-on-read pipeline, {args.rounds} rounds of MERGE (1% updated, 0.1% new) into {args.rows:,} rows"
           f"{' partitioned by days(ts)' if args.partitioned else ''}, Iceberg Java 1.10.2 (Spark 3.5.7) vs Floe "
           f"(PySpark {spark.version}), local[2]\n")
+    def read_times(times: list[float], r: int) -> list[float]:
+        return [times[at[f"read {r}.{k}"]] for k in range(args.reads)]
+
+    java_times = [j.seconds for j in java]
+    print(f"A round's read: the median of its {args.reads} reads (the first read after the MERGE in brackets).\n")
     print("| round | Java MERGE s | Floe MERGE s | Java/Floe | Java read s | Floe read s | Java/Floe |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    slower = []
+    slower, first_slower, merge_ratio, read_ratio = [], [], [], []
     for r in range(1, args.rounds + 1):
-        m, rd = at[f"merge {r}"], at[f"read {r}"]
-        jm, fm, jr, fr = java[m].seconds, floe_times[m], java[rd].seconds, floe_times[rd]
+        m = at[f"merge {r}"]
+        jm, fm = java_times[m], floe_times[m]
+        jreads, freads = read_times(java_times, r), read_times(floe_times, r)
+        jr, fr = statistics.median(jreads), statistics.median(freads)
+        merge_ratio.append(jm / fm)
+        read_ratio.append(jr / fr)
         if jm < fm or jr < fr:
             slower.append(r)
+        if jreads[0] < freads[0]:
+            first_slower.append(r)
         if args.rounds <= 12 or r in (1, 2, 5) or r % 10 == 0 or r == args.rounds or r in slower[-1:]:
-            print(f"| {r} | {jm:.2f} | {fm:.2f} | {jm / fm:.2f} | {jr:.2f} | {fr:.2f} | {jr / fr:.2f} |")
-    merge_ratio = [java[at[f"merge {r}"]].seconds / floe_times[at[f"merge {r}"]] for r in range(1, args.rounds + 1)]
-    read_ratio = [java[at[f"read {r}"]].seconds / floe_times[at[f"read {r}"]] for r in range(1, args.rounds + 1)]
+            print(f"| {r} | {jm:.2f} | {fm:.2f} | {jm / fm:.2f} | {jr:.2f} ({jreads[0]:.2f}) | {fr:.2f} ({freads[0]:.2f}) "
+                  f"| {jr / fr:.2f} |")
     print(f"\nJava/Floe over all rounds: MERGE median {statistics.median(merge_ratio):.2f}, min {min(merge_ratio):.2f}; "
           f"read median {statistics.median(read_ratio):.2f}, min {min(read_ratio):.2f}")
+    print(f"rounds where Floe's first read after the MERGE is slower: {first_slower or 'none'}")
     print(f"rounds where Floe is slower at the MERGE or the read: {slower or 'none'}")
     for label in ("delete files before", "delete files after"):
         i = at[label]

@@ -300,3 +300,33 @@ def test_file_granularity_replaces_only_the_delete_files_of_touched_data_files(s
     assert after[touched][1] == 2
     assert after[untouched] == (before[untouched], 1)
     assert rows(session, "SELECT * FROM gran2") == sorted([(2,), (4,), (12,), (13,), (14,)], key=repr)
+
+
+def test_reads_keep_each_delete_file_they_read_and_read_only_the_new_ones(
+    session: SqlSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read after a commit reads the delete files it added, not again those of the commits before (a
+    pipeline's every round adds some), and its rows are still right."""
+    from floe.spark.scan import delete_joins
+
+    _, mor = create_pair(session, "kept_deletes", "id BIGINT, v STRING")
+    session.sql(f"INSERT INTO {mor} {one_task(', '.join(f'({i}, {chr(97 + i % 26)!r})' for i in range(40)), 'id, v')}")
+    read: list[str] = []
+    real = delete_joins._read_position_keys
+
+    def counting(io: object, location: str) -> tuple[object, object]:
+        read.append(location)
+        return real(io, location)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(delete_joins, "_read_position_keys", counting)
+    session.sql(f"DELETE FROM {mor} WHERE id < 5")
+    assert rows(session, f"SELECT count(*), min(id) FROM {mor}") == [(35, 5)]
+    first = set(read)
+    assert len(first) == 1
+    session.sql(f"DELETE FROM {mor} WHERE id >= 35")
+    read.clear()
+    assert rows(session, f"SELECT count(*), max(id) FROM {mor}") == [(30, 34)]
+    assert len(read) == 1 and read[0] not in first  # only the new delete file
+    read.clear()
+    assert rows(session, f"SELECT count(*) FROM {mor} WHERE v = 'f'") == [(2,)]  # ids 5 and 31
+    assert read == []  # nothing read again

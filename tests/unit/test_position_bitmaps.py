@@ -44,6 +44,23 @@ def test_rows_naming_no_scanned_file_or_no_row_are_left_out() -> None:
     assert bitmap.lengths[2] == 0
 
 
+def test_words_reach_past_each_files_last_row_when_that_costs_little(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A row past its file's words takes the lookup's other branch; padded words leave every row in range.
+    a, b, c = "file:/w/a.parquet", "file:/w/b.parquet", "file:/w/c.parquet"
+    bitmap = pack_positions(_rows([(a, 3), (b, 70)]), [a, b, c], [1000, 130, 10])
+    assert bitmap is not None
+    assert bitmap.lengths == [16, 3, 1] and bitmap.bases == [0, 16, 19]  # ceil(rows / 64) words each
+    assert _deleted(bitmap, 0) == {3} and _deleted(bitmap, 1) == {70} and _deleted(bitmap, 2) == set()
+    # Deletes naming no row of the files give no bitmap, padded or not.
+    padded_only = pack_positions(_rows([(a, -1)]), [a], [1000])
+    assert padded_only is not None and padded_only.lengths == [16]
+    assert position_bitmaps.bitmap_plan(None, padded_only) is None  # type: ignore[arg-type]
+    # Padding that would more than double the words (and pass the floor) is left out.
+    monkeypatch.setattr(position_bitmaps, "_PAD_WORDS", 4)
+    bitmap = pack_positions(_rows([(a, 3), (b, 70)]), [a, b, c], [1000, 130, 10])
+    assert bitmap is not None and bitmap.lengths == [1, 2, 0]
+
+
 def test_positions_beyond_the_limit_give_no_bitmap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(position_bitmaps, "MAX_BITMAP_WORDS", 4)
     a, b = "file:/w/a.parquet", "file:/w/b.parquet"
