@@ -174,6 +174,7 @@ def main() -> None:
     print(f"\n## Merge-on-read pipeline, {args.rounds} rounds of MERGE (1% updated, 0.1% new) into {args.rows:,} rows"
           f"{' partitioned by days(ts)' if args.partitioned else ''}, Iceberg Java 1.10.2 (Spark 3.5.7) vs Floe "
           f"(PySpark {spark.version}), local[2]\n")
+
     def read_times(times: list[float], r: int) -> list[float]:
         return [times[at[f"read {r}.{k}"]] for k in range(args.reads)]
 
