@@ -312,10 +312,9 @@ class DeleteJoins:
                 tuple(sorted((p, e.data_file.file_path, e.data_file.content_offset or 0) for p, e in vectors.items())),
                 tuple(sorted(targets.items())), tuple(members), tuple(sizes or ()), only_these,
             )
-            counts = [data_files[f].record_count for f in members]
-            packed = _BITMAPS.get_or_pack(
-                key, lambda: self._pack_bitmap(entries, vectors, targets, members, counts, sizes, only_these)
-            )
+            packed = _BITMAPS.get_or_pack(key, lambda: self._pack_bitmap(
+                entries, vectors, targets, members, [data_files[f].record_count for f in members], sizes, only_these,
+            ))
             if packed is not None:
                 plan = packed.plan
                 if plan is None:
