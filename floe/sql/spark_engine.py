@@ -36,8 +36,8 @@ class SparkEngine:
     from_spark_schema: Callable[..., Schema]
     to_spark_type: Callable[..., T.DataType]
     to_spark_schema: Callable[..., T.StructType]
-    # floe.spark.read, floe.spark.scan.metadata_tables, floe.spark.scan.metadata_columns
-    read: Callable[..., DataFrame]
+    # floe.spark.scan.view_reads (floe.spark.read for a query's views), metadata_tables, metadata_columns
+    read_for_view: Callable[..., DataFrame]
     metadata_table_df: Callable[..., DataFrame]
     metadata_columns: tuple[str, ...]
     # floe.spark.row_level.dml

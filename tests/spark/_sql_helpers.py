@@ -50,6 +50,15 @@ def iceberg_catalog(spark: SparkSession, name: str, **props: str) -> Iterator[st
             spark.conf.unset(k)
 
 
+@contextmanager
+def hadoop_lake(spark: SparkSession, tmp_path: Path, prefix: str) -> Iterator[str]:
+    """A Hadoop catalog on the shared session, warehouse under ``tmp_path``, named ``<prefix>_<test folder>``
+    (a name per test: catalogs are session-wide); removed when the block ends."""
+    name = f"{prefix}_{tmp_path.name.replace('-', '_')[-20:]}"
+    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+        yield name
+
+
 def hadoop_session(spark: SparkSession, warehouse: Path, home: Path, catalog: str = "c") -> SqlSession:
     """A Floe SQL session whose catalog ``catalog`` is an Iceberg Hadoop catalog on ``warehouse`` (the layout
     jsql's ``Jsql.hadoop_catalog`` opens), with its Floe home under ``home``."""

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _sql_helpers import iceberg_catalog
+from _sql_helpers import hadoop_lake
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -23,8 +23,7 @@ from floe.spark.runtime.configure import interpreter_has_floe
 @pytest.fixture
 def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
     """A Hadoop catalog ``lake_<n>`` configured the Iceberg way on the shared session, with table db.t."""
-    name = f"lake_{tmp_path.name.replace('-', '_')[-20:]}"
-    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+    with hadoop_lake(spark, tmp_path, "lake") as name:
         spark.sql(f"CREATE TABLE {name}.db.t (id BIGINT, s STRING) USING iceberg")
         spark.sql(f"INSERT INTO {name}.db.t VALUES (1, 'a'), (2, 'b')")
         yield name

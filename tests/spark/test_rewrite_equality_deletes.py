@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from _delete_files import write_equality_delete
-from _sql_helpers import iceberg_catalog
+from _sql_helpers import hadoop_lake, iceberg_catalog
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -338,8 +338,7 @@ def test_schedule_values_are_checked(session: SqlSession, spark: SparkSession) -
 
 @pytest.fixture
 def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
-    name = f"eqc_{tmp_path.name.replace('-', '_')[-20:]}"
-    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+    with hadoop_lake(spark, tmp_path, "eqc") as name:
         yield name
 
 

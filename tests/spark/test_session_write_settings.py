@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from _sql_helpers import iceberg_catalog
+from _sql_helpers import hadoop_lake
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -37,9 +37,8 @@ _CONFS = (DISTRIBUTION_MODE_CONF, COMPRESSION_CODEC_CONF, COMPRESSION_LEVEL_CONF
 @pytest.fixture
 def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
     """A Hadoop catalog on the shared session; the session's Iceberg write settings are unset after each test."""
-    name = f"sws_{tmp_path.name.replace('-', '_')[-20:]}"
     floe.spark.attach(spark)
-    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+    with hadoop_lake(spark, tmp_path, "sws") as name:
         try:
             yield name
         finally:

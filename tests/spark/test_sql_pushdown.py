@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _sql_helpers import iceberg_catalog
+from _sql_helpers import hadoop_lake
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -14,8 +14,7 @@ import floe.spark
 
 @pytest.fixture
 def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
-    name = f"pd_{tmp_path.name.replace('-', '_')[-20:]}"
-    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+    with hadoop_lake(spark, tmp_path, "pd") as name:
         spark.sql(f"CREATE TABLE {name}.db.t (id BIGINT, dt STRING, v DOUBLE, ts TIMESTAMP) USING iceberg "
                   "PARTITIONED BY (dt)")
         for day in range(1, 5):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from _sql_helpers import iceberg_catalog
+from _sql_helpers import hadoop_lake
 from pyspark.sql import DataFrame, SparkSession
 
 import floe.spark
@@ -165,8 +165,7 @@ def test_table_append_of_arrow_upserts_without_spark(spark: SparkSession, upsert
 @pytest.fixture
 def lake(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
     """A Hadoop catalog configured the Iceberg way on the shared session, holding the seed's upsert table."""
-    name = f"up_{tmp_path.name.replace('-', '_')[-20:]}"
-    with iceberg_catalog(spark, name, type="hadoop", warehouse=str(tmp_path / "wh")):
+    with hadoop_lake(spark, tmp_path, "up") as name:
         spark.sql(SEED_DDL.format(name=f"{name}.db.t"))
         yield name
 

@@ -13,7 +13,7 @@ from floe.spark.runtime.configure import attach, session
 from floe.spark.runtime.iceberg_functions import ArgInfo, bind_call
 from floe.spark.scan.metadata_columns import METADATA_COLUMNS
 from floe.spark.scan.metadata_tables import metadata_table_df
-from floe.spark.scan.table_read import read
+from floe.spark.scan.view_reads import read_for_view
 from floe.spark.streaming.changelog import (
     changelog_dataframe,
     changelog_range,
@@ -31,7 +31,7 @@ SPARK_ENGINE = SparkEngine(
     from_spark_schema=from_spark_schema,
     to_spark_type=to_spark_type,
     to_spark_schema=to_spark_schema,
-    read=read,
+    read_for_view=read_for_view,
     metadata_table_df=metadata_table_df,
     metadata_columns=METADATA_COLUMNS,
     delete_rows=delete_rows,

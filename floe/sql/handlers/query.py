@@ -168,7 +168,8 @@ def table_dataframe(
     pushed = where(schema) if where is not None and schema is not None else None
     if pushed is not None:
         opts["filter"] = pushed
-    return spark_engine().read(spark, table, **opts, metadata_columns=hidden)
+    # Registered as a view below: a table state read before may give the same DataFrame again.
+    return spark_engine().read_for_view(spark, table, **opts, metadata_columns=hidden)
 
 
 def _read_schema(table: Table, opts: dict[str, Any]) -> Schema | None:
