@@ -150,3 +150,20 @@ def test_a_delete_file_applying_to_files_it_names_no_row_of(
     expected = sorted(a for a in rows if a not in gone)
     assert sorted(r["id"] for r in floe.spark.read(spark, table).collect()) == expected
     assert layouts == [True]
+
+
+def test_files_no_slot_table_fits_meet_their_deletes_by_a_join(
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sizes no slot table fits within the limit: the deletes are joined, never chained file by file in one
+    CASE (Spark could not compile such a CASE for a 960-partition table in a 4 GB heap)."""
+    monkeypatch.setattr(position_bitmaps, "_MAX_SLOTS", 5)
+    name = "db.no_slot_table"
+    session.sql(f"CREATE TABLE {name} (id BIGINT) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
+    for i in range(8):  # eight files of distinct sizes, more than a chain takes
+        session.sql(f"INSERT INTO {name} SELECT id FROM range({1000 * i}, {1000 * i + 20 + 7 * i})")
+    session.sql(f"DELETE FROM {name} WHERE id % 3 = 0")
+    df = floe.spark.read(spark, session.catalog().load_table(name))
+    assert _deletes_joined(_plan(df))
+    expected = sorted(i for k in range(8) for i in range(1000 * k, 1000 * k + 20 + 7 * k) if i % 3)
+    assert sorted(r[0] for r in df.collect()) == expected

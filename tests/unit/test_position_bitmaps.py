@@ -150,3 +150,21 @@ def test_an_exact_plan_gives_files_without_words_an_empty_slot_of_their_own() ->
     # Not exact (rows of other files may come): the two files with words are compared by path.
     chained = position_bitmaps.bitmap_plan(no_session, bitmap, sizes, only_these=False)
     assert chained is not None and chained.table is None and chained.paths == ["f0", "f2", None, None]
+
+
+def test_a_plan_without_a_slot_table_compiles_only_as_a_short_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sizes no slot table fits (past the slot limit here; on a 960-partition table, residues that collide
+    # at every modulus tried): the lookup would chain every file's path in one CASE, which Spark's compiler
+    # could not compile in a 4 GB heap for 960 files, so the caller joins instead.
+    monkeypatch.setattr(position_bitmaps, "_MAX_SLOTS", 39)
+    files = [f"f{i}" for i in range(40)]
+    bitmap = pack_positions(_rows([(f, 1) for f in files]), files)
+    assert bitmap is not None
+    no_session = cast(SparkSession, None)  # distinct sizes: no path is hashed
+    plan = position_bitmaps.bitmap_plan(no_session, bitmap, [1000 + 37 * i for i in range(40)], only_these=True)
+    assert plan is not None and plan.table is None and len(plan.paths) == 40
+    assert not plan.compiles()
+    few = pack_positions(_rows([("f0", 1), ("f1", 2)]), ["f0", "f1"])
+    assert few is not None
+    chain = position_bitmaps.bitmap_plan(no_session, few)  # no sizes: two files chained
+    assert chain is not None and chain.table is None and chain.compiles()

@@ -164,6 +164,13 @@ class BitmapPlan:
     paths: list[str | None]
     table: SizeSlots | None
 
+    def compiles(self) -> bool:
+        """Whether Spark can compile the lookup: a slot table, or a chain of at most CHAINED_FILES files. A chain
+        of every file (no slot table fits their sizes) is a CASE of one branch per file, and Janino, Spark's
+        compiler, took more than a 4 GB heap for 960 branches (its local-variable maps are copied at every
+        nesting level) where it did not give up first."""
+        return self.table is not None or len(self.paths) <= CHAINED_FILES
+
     def index(self, words: str, paths: str) -> str:
         """A row's word index in ``words`` (a quoted column), null for a row whose file or word has no
         deletes (SQL); ``paths`` is the quoted column of :attr:`paths`."""

@@ -31,6 +31,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from floe.scan.table_scan import TableLike
 from floe.spark.runtime.connect import is_connect
 from floe.spark.runtime.frame_calls import select_exprs
 from floe.spark.scan.row_columns import quoted
@@ -58,9 +59,9 @@ def _settings(spark: SparkSession) -> str:
     return str(spark._jsparkSession.sessionState().conf().getAllConfs().toString())
 
 
-def _shape_and_state(spark: SparkSession, table: Any, options: dict[str, Any],
+def _shape_and_state(spark: SparkSession, table: TableLike, options: dict[str, Any],
                      metadata_columns: tuple[str, ...]) -> tuple[Hashable, Hashable] | None:
-    location = getattr(table, "metadata_location", None)
+    location = getattr(table, "metadata_location", None)  # a catalog's Table has one, a handle may not
     if location is None or is_connect(spark):
         return None
     metadata = table.metadata
@@ -79,7 +80,7 @@ def _with_new_ids(frame: DataFrame) -> DataFrame:
     return select_exprs(frame, [f"{quoted(c)} AS {quoted(c)}" for c in frame.columns])
 
 
-def read_for_view(spark: SparkSession, table: Any, *,
+def read_for_view(spark: SparkSession, table: TableLike, *,
                   metadata_columns: list[str] | tuple[str, ...] = (), **options: Any) -> DataFrame:
     """``floe.spark.read(spark, table, **options, metadata_columns=...)``, or the DataFrame an earlier query's view got
     for the same table state, options, session and settings. For a temporary view only (see the module)."""
