@@ -122,3 +122,20 @@ def test_kept_scans_are_bounded(spark: SparkSession, lake: str) -> None:
     for n in range(view_reads.MAX_KEPT_SCANS + 3):
         spark.sql(f"SELECT id FROM {t} WHERE id > {n}").collect()
     assert view_reads.kept_scans() <= view_reads.MAX_KEPT_SCANS
+
+
+def test_scans_holding_more_driver_rows_than_the_budget_are_not_kept(
+    spark: SparkSession, lake: str, built: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The deleted positions' words reach Spark as a relation the driver made: kept with the scan, they would
+    # outlive the delete caches' own budget.
+    t = f"{lake}.db.t"
+    monkeypatch.setattr(view_reads, "MAX_KEPT_BYTES", 8)
+    assert ids(spark.sql(f"SELECT id FROM {t}")) == [1, 2, 3, 4, 5]
+    assert ids(spark.sql(f"SELECT id FROM {t}")) == [1, 2, 3, 4, 5]
+    assert len(built) == 2  # read anew: its words are more than 8 bytes
+    spark.sql(f"CREATE TABLE {lake}.db.clean (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {lake}.db.clean VALUES (1)")
+    assert ids(spark.sql(f"SELECT id FROM {lake}.db.clean")) == [1]
+    assert ids(spark.sql(f"SELECT id FROM {lake}.db.clean")) == [1]
+    assert built[2:] == ["clean"]  # no rows made by the driver: kept

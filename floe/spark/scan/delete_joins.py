@@ -48,6 +48,7 @@ from floe.spark.runtime.frame_calls import select_exprs
 from floe.spark.scan.driver_rows import (
     LONG_ARRAY_COLUMN,
     STRING_ARRAY_COLUMN,
+    arrow_frame,
     driver_frame,
     literal_lookup,
     long_array_frame,
@@ -356,7 +357,7 @@ class DeleteJoins:
         if local_rows:
             rows = pa.concat_tables(local_rows)
             rows = rows.set_column(0, "_floe_dkey", rows["_floe_dkey"].cast(pa.string()))
-            local = self.spark.createDataFrame(rows, "_floe_dkey string, _floe_dpos long")
+            local = arrow_frame(self.spark, rows, "_floe_dkey string, _floe_dpos long")
             dels = local if dels is None else dels.unionByName(local)
         assert dels is not None
         same_pos = F.col(ROW_POS_COLUMN) == F.col("_floe_dpos")

@@ -9,7 +9,9 @@ JVM (Spark's ``createDataFrame(java.util.List, StructType)``), which any schema 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +26,8 @@ from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 
 __all__ = [
-    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "STRING_ARRAY_COLUMN", "driver_frame", "empty_frame", "literal_lookup", "long_array_frame", "looked_up",
-    "spark_xxhash64",
+    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "STRING_ARRAY_COLUMN", "arrow_frame", "driver_bytes", "driver_frame", "empty_frame",
+    "literal_lookup", "long_array_frame", "looked_up", "note_driver_bytes", "spark_xxhash64",
 ]
 
 # Keys up to which a lookup is a literal map in the plan (:func:`looked_up`) rather than a
@@ -37,6 +39,36 @@ LONG_ARRAY_COLUMN = "_floe_words"
 STRING_ARRAY_COLUMN = "_floe_strings"  # beside it, when strings go with the words
 
 
+# Bytes of the relations the driver made for the DataFrame being built on this thread (None: not counted).
+_BUILT = threading.local()
+
+
+@contextmanager
+def driver_bytes() -> Iterator[Callable[[], int]]:
+    """Counts the bytes of rows the driver hands Spark while the block builds a DataFrame (its plan holds
+    them for as long as it lives): yields a function giving the count, final once the block ended."""
+    outer = getattr(_BUILT, "total", None)
+    _BUILT.total = 0
+    done: list[int] = []  # the block's count once it ended
+    try:
+        yield lambda: done[0] if done else int(_BUILT.total)
+    finally:
+        done.append(int(_BUILT.total))
+        _BUILT.total = None if outer is None else outer + done[0]
+
+
+def note_driver_bytes(n: int) -> None:
+    """Adds ``n`` bytes the driver handed Spark (or a relation reused from a cache) to the count, if any."""
+    if getattr(_BUILT, "total", None) is not None:
+        _BUILT.total += n
+
+
+def arrow_frame(spark: SparkSession, table: pa.Table, schema: T.StructType | str | None = None) -> DataFrame:
+    """``spark.createDataFrame(table[, schema])``, its bytes counted (:func:`driver_bytes`)."""
+    note_driver_bytes(table.nbytes)
+    return spark.createDataFrame(table) if schema is None else spark.createDataFrame(table, schema)
+
+
 def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, required: Collection[str] = ()) -> DataFrame:
     """A relation of the given columns (equal lengths; their Arrow types become the Spark types), the
     ``required`` ones typed non-null."""
@@ -44,7 +76,7 @@ def driver_frame(spark: SparkSession, columns: Mapping[str, pa.Array], *, requir
     table = pa.table(dict(columns), schema=schema)
     if not table.num_rows and is_connect(spark):  # Connect infers no schema from an empty Arrow table
         return spark.createDataFrame([], schema=from_arrow_schema(schema))
-    return spark.createDataFrame(table)
+    return arrow_frame(spark, table)
 
 
 def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
@@ -93,7 +125,7 @@ def long_array_frame(spark: SparkSession, words: np.ndarray, strings: Sequence[s
     if strings is not None:
         columns.append(pa.array([list(strings)], pa.list_(pa.string())))
         fields.append(pa.field(STRING_ARRAY_COLUMN, columns[-1].type, nullable=False))
-    return spark.createDataFrame(pa.table(columns, schema=pa.schema(fields)))
+    return arrow_frame(spark, pa.table(columns, schema=pa.schema(fields)))
 
 
 # Strings up to which spark_xxhash64 calls Spark's hash function once each through py4j (about 0.7 ms a

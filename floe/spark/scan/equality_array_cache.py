@@ -19,6 +19,8 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 
+from floe.spark.scan.driver_rows import note_driver_bytes
+
 __all__ = ["MAX_CACHED_BYTES", "ArrayCache"]
 
 MAX_CACHED_BYTES = 64 * 1024 * 1024
@@ -64,6 +66,7 @@ class ArrayCache(Generic[A]):
             entry = self._entries.get(key)
             kept = entry.frames.get(id(spark)) if entry is not None else None
         if kept is not None:
+            note_driver_bytes(entry.size if entry is not None else 0)  # a reader of this frame holds it too
             return kept[1]
         frame = make()
         if entry is not None:

@@ -19,6 +19,11 @@ same ids on both sides fail as an ambiguous self-join). ``floe.spark.read`` and 
 DataFrame each call. Data files are never rewritten in place, so a kept DataFrame reads what a
 new one would (Iceberg Java trusts the manifests' file sizes just as the kept relation does). Spark Connect
 sessions build plans on the client, cheaply, and keep none.
+
+A kept DataFrame holds the rows its driver made for Spark (deleted positions' words, equality arrays, delete
+rows read on the driver) for as long as it is kept, including those the delete caches have since let go: so
+at most :data:`MAX_KEPT_BYTES` of them are kept in all, oldest-used evicted first, and a scan holding more
+than that is not kept.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pyspark.sql import DataFrame, SparkSession
 from floe.scan.table_scan import TableLike
 from floe.spark.runtime.connect import is_connect
 from floe.spark.runtime.frame_calls import select_exprs
+from floe.spark.scan.driver_rows import driver_bytes
 from floe.spark.scan.row_columns import quoted
 from floe.spark.scan.table_read import read
 
@@ -41,6 +47,8 @@ __all__ = ["MAX_KEPT_SCANS", "kept_scans", "read_for_view"]
 
 # Query shapes kept (a table, its options and session): one DataFrame each, for the table's latest state.
 MAX_KEPT_SCANS = 32
+# Bytes of driver-made rows the kept DataFrames may hold in all (as much as the delete caches keep).
+MAX_KEPT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,7 @@ class _Kept:
     session: SparkSession  # kept with the entry: its id names no other session meanwhile
     state: Hashable
     frame: DataFrame
+    driver_bytes: int  # of rows the driver made for it (floe.spark.scan.driver_rows.driver_bytes)
 
 
 _KEPT: OrderedDict[Hashable, _Kept] = OrderedDict()
@@ -96,11 +105,14 @@ def read_for_view(spark: SparkSession, table: TableLike, *,
             _KEPT.move_to_end(shape)
     if hit and kept is not None:
         return _with_new_ids(kept.frame)
-    frame = read(spark, table, **options, metadata_columns=list(columns))
+    with driver_bytes() as held:
+        frame = read(spark, table, **options, metadata_columns=list(columns))
+    size = held()
     with _LOCK:
-        _KEPT[shape] = _Kept(spark, state, frame)  # the table's older state goes
-        _KEPT.move_to_end(shape)
-        while len(_KEPT) > MAX_KEPT_SCANS:
+        _KEPT.pop(shape, None)  # the table's older state goes
+        if size <= MAX_KEPT_BYTES:
+            _KEPT[shape] = _Kept(spark, state, frame, size)
+        while len(_KEPT) > MAX_KEPT_SCANS or sum(k.driver_bytes for k in _KEPT.values()) > MAX_KEPT_BYTES:
             _KEPT.popitem(last=False)
     return frame
 
