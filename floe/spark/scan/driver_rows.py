@@ -10,8 +10,9 @@ JVM (Spark's ``createDataFrame(java.util.List, StructType)``), which any schema 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +27,7 @@ from floe.spark.runtime.java_classes import java_class
 from floe.spark.scan.row_columns import quoted
 
 __all__ = [
-    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "STRING_ARRAY_COLUMN", "arrow_frame", "driver_bytes", "driver_frame", "empty_frame",
+    "INLINE_ENTRIES", "LONG_ARRAY_COLUMN", "STRING_ARRAY_COLUMN", "DriverBytes", "arrow_frame", "driver_bytes", "driver_frame", "empty_frame",
     "literal_lookup", "long_array_frame", "looked_up", "note_driver_bytes", "spark_xxhash64",
 ]
 
@@ -39,28 +40,36 @@ LONG_ARRAY_COLUMN = "_floe_words"
 STRING_ARRAY_COLUMN = "_floe_strings"  # beside it, when strings go with the words
 
 
-# Bytes of the relations the driver made for the DataFrame being built on this thread (None: not counted).
+@dataclass
+class DriverBytes:
+    """Bytes of the rows the driver handed Spark while a DataFrame was built (:func:`driver_bytes`)."""
+
+    total: int = 0
+
+
+# The count of the DataFrame being built on this thread, if one is counted.
 _BUILT = threading.local()
 
 
 @contextmanager
-def driver_bytes() -> Iterator[Callable[[], int]]:
+def driver_bytes() -> Iterator[DriverBytes]:
     """Counts the bytes of rows the driver hands Spark while the block builds a DataFrame (its plan holds
-    them for as long as it lives): yields a function giving the count, final once the block ended."""
-    outer = getattr(_BUILT, "total", None)
-    _BUILT.total = 0
-    done: list[int] = []  # the block's count once it ended
+    them for as long as it lives); an enclosing count gets them too."""
+    outer: DriverBytes | None = getattr(_BUILT, "count", None)
+    _BUILT.count = count = DriverBytes()
     try:
-        yield lambda: done[0] if done else int(_BUILT.total)
+        yield count
     finally:
-        done.append(int(_BUILT.total))
-        _BUILT.total = None if outer is None else outer + done[0]
+        _BUILT.count = outer
+        if outer is not None:
+            outer.total += count.total
 
 
 def note_driver_bytes(n: int) -> None:
     """Adds ``n`` bytes the driver handed Spark (or a relation reused from a cache) to the count, if any."""
-    if getattr(_BUILT, "total", None) is not None:
-        _BUILT.total += n
+    count: DriverBytes | None = getattr(_BUILT, "count", None)
+    if count is not None:
+        count.total += n
 
 
 def arrow_frame(spark: SparkSession, table: pa.Table, schema: T.StructType | str | None = None) -> DataFrame:

@@ -64,7 +64,7 @@ _LOCK = threading.Lock()
 
 
 def _settings(spark: SparkSession) -> str:
-    """The session's SQL settings as one string (two calls into the JVM): a changed setting misses."""
+    """The session's SQL settings as one string (four calls into the JVM): a changed setting misses."""
     return str(spark._jsparkSession.sessionState().conf().getAllConfs().toString())
 
 
@@ -107,7 +107,7 @@ def read_for_view(spark: SparkSession, table: TableLike, *,
         return _with_new_ids(kept.frame)
     with driver_bytes() as held:
         frame = read(spark, table, **options, metadata_columns=list(columns))
-    size = held()
+    size = held.total
     with _LOCK:
         _KEPT.pop(shape, None)  # the table's older state goes
         if size <= MAX_KEPT_BYTES:
