@@ -29,14 +29,29 @@ def _sizes_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(delete_joins.DeleteJoins, "_checked_sizes", lambda self, files: None)
 
 
-@pytest.mark.parametrize(("files", "chain"), [(2, True), (2, False), (8, False)],
-                         ids=["paths-compared", "few-size-slots", "size-slots"])
+def _without_jvm_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a session without Floe's JVM helper (Spark Connect): an exact slot table is looked up by Spark
+    expressions reading the words from a joined one-row relation."""
+    monkeypatch.setattr(delete_joins, "jvm_undeleted", lambda spark, plan: None)
+
+
+def _lookup(plan: str) -> str:
+    """How the executed ``plan`` finds a row's deleted positions."""
+    if "Filter UDF(" in plan:
+        return "helper"
+    return "slots" if "pmod(_floe_fsize" in plan else "chain"
+
+
+@pytest.mark.parametrize(("files", "lookup"), [(2, "chain"), (2, "helper"), (8, "helper"), (8, "slots")],
+                         ids=["paths-compared", "few-size-slots", "size-slots", "size-slots-as-expressions"])
 def test_a_read_after_more_deletes_compiles_no_new_code(
-    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, files: int, chain: bool
+    session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, files: int, lookup: str
 ) -> None:
-    if chain:
+    if lookup == "chain":
         _sizes_unchecked(monkeypatch)
-    name = f"db.same_code_{files}_{int(chain)}"
+    if lookup == "slots":
+        _without_jvm_helper(monkeypatch)
+    name = f"db.same_code_{files}_{lookup}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
                 "'write.delete.mode'='merge-on-read')")
     ids: list[int] = []
@@ -48,7 +63,7 @@ def test_a_read_after_more_deletes_compiles_no_new_code(
     def read_counting_compiles() -> tuple[list[int], int]:
         df = floe.spark.read(spark, session.catalog().load_table(name))
         plan = df._jdf.queryExecution().executedPlan().toString()
-        assert "Union" not in plan and ("pmod(_floe_fsize" in plan) == (not chain)
+        assert "Union" not in plan and _lookup(plan) == lookup
         before = spark_compiles(spark)
         rows = sorted(r["id"] for r in df.collect())
         return rows, spark_compiles(spark) - before
@@ -66,7 +81,7 @@ def test_a_read_after_more_deletes_compiles_no_new_code(
     assert compiled == 0
 
 
-@pytest.mark.parametrize("kind", ["chain", "few-to-many", "size-slots"])
+@pytest.mark.parametrize("kind", ["chain", "few-to-many", "size-slots", "size-slots-as-expressions"])
 def test_more_files_with_deletes_run_the_same_code(
     session: SqlSession, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
@@ -76,9 +91,12 @@ def test_more_files_with_deletes_run_the_same_code(
     fifth file got deletes); size tables of more files, some sharing sizes, read the hash slots' numbers
     from the header: each pair runs one compiled code. (Every file has deletes in both reads: a read of
     files with and without deletes holding many rows is a union, another plan; a table whose files share
-    no size has no hash branch.)"""
+    no size has no hash branch.) Size tables are looked up by Floe's JVM helper, or by Spark expressions
+    where the helper is unavailable."""
     if kind == "chain":
         _sizes_unchecked(monkeypatch)
+    if kind == "size-slots-as-expressions":
+        _without_jvm_helper(monkeypatch)
     name = f"db.same_shape_{kind.replace('-', '_')}"
     session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
                 "'write.delete.mode'='merge-on-read')")
@@ -90,7 +108,7 @@ def test_more_files_with_deletes_run_the_same_code(
         "chain": (sized[:1], sized[1:2]),
         "few-to-many": (sized[:1], sized[1:4]),
         "size-slots": (sized, [[10_000 * i + j for j in range(150)] for i in (20, 21)]),
-    }[kind]
+    }[kind.removesuffix("-as-expressions")]
     ids: list[int] = []
 
     def insert_and_delete(batches: list[list[int]], modulus: int) -> tuple[list[int], int]:
@@ -101,7 +119,7 @@ def test_more_files_with_deletes_run_the_same_code(
         ids[:] = [x for x in ids if x % modulus != 0]
         df = floe.spark.read(spark, session.catalog().load_table(name))
         plan = df._jdf.queryExecution().executedPlan().toString()
-        assert "Union" not in plan and ("pmod(_floe_fsize" in plan) == (kind != "chain")
+        assert "Union" not in plan and _lookup(plan) == {"chain": "chain", "size-slots-as-expressions": "slots"}.get(kind, "helper")
         before = spark_compiles(spark)
         rows = sorted(r["id"] for r in df.collect())
         return rows, spark_compiles(spark) - before
@@ -140,7 +158,7 @@ def test_files_without_deletes_holding_few_rows_are_read_in_the_scan_of_those_wi
     insert(list(range(100_000, 100_040)))  # 40 rows, about 1% of the rows with deletes
     rows, plan = read()
     assert rows == sorted(ids)
-    assert "Union" not in plan and "pmod(_floe_fsize" in plan and plan.count("FileScan parquet") == 1
+    assert "Union" not in plan and _lookup(plan) == "helper" and plan.count("FileScan parquet") == 1
     insert(list(range(200_000, 202_000)))  # half as many rows again: read apart
     rows, plan = read()
     assert rows == sorted(ids)

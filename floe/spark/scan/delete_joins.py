@@ -65,7 +65,14 @@ from floe.spark.scan.equality_arrays import (
     pack_equality,
 )
 from floe.spark.scan.file_uris import file_relation, reported_uris
-from floe.spark.scan.position_bitmaps import BitmapPlan, bitmap_plan, file_numbers, pack_positions, undeleted
+from floe.spark.scan.position_bitmaps import (
+    BitmapPlan,
+    bitmap_plan,
+    file_numbers,
+    jvm_undeleted,
+    pack_positions,
+    undeleted,
+)
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, quoted
 from floe.spark.types import FIELD_ID_METADATA_KEY, to_spark_schema
 from floe.spec.manifest import (
@@ -320,11 +327,16 @@ class DeleteJoins:
                 plan = packed.plan
                 if plan is None:
                     return df
-                # The words reach the rows by a broadcast join of their one-row relation, not as a scalar
+                # Floe's JVM helper reads the words from a broadcast variable made once for them (no job
+                # collects them in each read, and the adaptive planner has no stage to plan around).
+                helper = _BITMAPS.in_session(key, self.spark, lambda: jvm_undeleted(self.spark, plan), "helper")
+                if helper is not None:
+                    return df.where(helper)
+                # Elsewhere the words reach the rows by a broadcast join of their one-row relation, not as a scalar
                 # subquery: a subquery's hash holds its rows, and Spark orders the common subexpressions
                 # of the generated code by such hashes, so the code would change with every commit.
                 # Kept with its broadcast hint (the hint is a step Spark analyses: 3 ms a read).
-                frame = _BITMAPS.frame(key, self.spark, lambda: F.broadcast(long_array_frame(self.spark, plan.words, plan.paths)))
+                frame = _BITMAPS.in_session(key, self.spark, lambda: F.broadcast(long_array_frame(self.spark, plan.words, plan.paths)))
                 # One join carrying the condition, then the rows' own columns: two calls into Spark, each
                 # analysing the plan (a cross join, a filter and a drop took 35-45 ms a read, 2M rows).
                 kept = df.join(frame, undeleted(plan, LONG_ARRAY_COLUMN, STRING_ARRAY_COLUMN))
@@ -598,7 +610,7 @@ class DeleteJoins:
             array = packed.array
             # One relation for every part (Spark reuses its broadcast), joined rather than a scalar subquery,
             # whose hash holds its rows and would reorder the generated code with every commit.
-            words = _ARRAYS.frame(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.spark_words()))
+            words = _ARRAYS.in_session(self._array_key, self.spark, lambda: long_array_frame(self.spark, array.spark_words()))
             return _union([
                 drop_deleted(
                     df.crossJoin(F.broadcast(words)), array, LONG_ARRAY_COLUMN, column, others, "_floe_seq",

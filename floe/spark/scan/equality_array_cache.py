@@ -15,9 +15,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from floe.spark.scan.driver_rows import note_driver_bytes
 
@@ -26,18 +26,19 @@ __all__ = ["MAX_CACHED_BYTES", "ArrayCache"]
 MAX_CACHED_BYTES = 64 * 1024 * 1024
 
 A = TypeVar("A")
+R = TypeVar("R")
 
 
 @dataclass
 class _Entry(Generic[A]):
     value: A | None
     size: int
-    frames: dict[int, tuple[SparkSession, DataFrame]] = field(default_factory=dict)
+    in_sessions: dict[tuple[int, str], tuple[SparkSession, Any]] = field(default_factory=dict)
 
 
 class ArrayCache(Generic[A]):
     """Values (packed arrays, or None for deletes that do not fit one) by a key naming their inputs, and
-    each value's words relation per Spark session."""
+    what each value's words became in each Spark session (a one-row relation, or a JVM helper's filter)."""
 
     def __init__(self, max_bytes: int = MAX_CACHED_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -59,20 +60,21 @@ class ArrayCache(Generic[A]):
                 self._evict()
         return value
 
-    def frame(self, key: Hashable, spark: SparkSession, make: Callable[[], DataFrame]) -> DataFrame:
-        """``make()``'s one-row relation of the value's words in ``spark``, made once per session while
-        the value is cached."""
+    def in_session(self, key: Hashable, spark: SparkSession, make: Callable[[], R], form: str = "relation") -> R:
+        """``make()``'s ``form`` of the value's words in ``spark`` (their one-row relation, or a helper's row
+        filter over a broadcast of them), made once per session and form while the value is cached."""
         with self._lock:
             entry = self._entries.get(key)
-            kept = entry.frames.get(id(spark)) if entry is not None else None
+            kept = entry.in_sessions.get((id(spark), form)) if entry is not None else None
         if kept is not None:
-            note_driver_bytes(entry.size if entry is not None else 0)  # a reader of this frame holds it too
-            return kept[1]
-        frame = make()
+            note_driver_bytes(entry.size if entry is not None else 0)  # a reader of these words holds them too
+            made: R = kept[1]
+            return made
+        made = make()
         if entry is not None:
             with self._lock:  # the session is kept with it: its id names no other session meanwhile
-                entry.frames[id(spark)] = (spark, frame)
-        return frame
+                entry.in_sessions[(id(spark), form)] = (spark, made)
+        return made
 
     def _evict(self) -> None:
         total = sum(e.size for e in self._entries.values())

@@ -42,19 +42,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.classic.column import Column as ClassicColumn
 
-from floe.spark.scan.driver_rows import spark_xxhash64
+from floe.spark.runtime.jvm_helpers import helper_method
+from floe.spark.scan.driver_rows import note_driver_bytes, spark_xxhash64
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, ROW_SIZE_COLUMN, quoted
 
 __all__ = [
-    "CHAINED_FILES", "MAX_BITMAP_WORDS", "BitmapPlan", "PositionBitmap", "SizeSlots", "bitmap_plan", "file_numbers", "pack_positions",
-    "size_slots", "undeleted",
+    "CHAINED_FILES",
+    "MAX_BITMAP_WORDS",
+    "BitmapPlan",
+    "PositionBitmap",
+    "SizeSlots",
+    "bitmap_plan",
+    "file_numbers",
+    "jvm_undeleted",
+    "pack_positions",
+    "size_slots",
+    "undeleted",
 ]
 
 # Words (8 bytes, 64 positions each) up to which the bitmap is built: 8 MB, every position below 64M in
@@ -136,6 +148,37 @@ def file_numbers(keys: pa.ChunkedArray | pa.Array, files: list[str]) -> pa.Array
         for c in chunks
     ]
     return pa.concat_arrays(numbers) if numbers else pa.array([], pa.int32())
+
+
+def jvm_undeleted(spark: SparkSession, plan: BitmapPlan) -> Column | None:
+    """True for a row whose position ``plan`` does not hold, looked up by Floe's JVM helper in a broadcast
+    variable of the words (:mod:`floe.spark.runtime.jvm_helpers`), for an exact slot table (rows need
+    :data:`ROW_SIZE_COLUMN` and :data:`ROW_POS_COLUMN`, and :data:`ROW_FILE_COLUMN` where files share a
+    size); None for another plan, or where the helper is unavailable (Spark Connect): :func:`undeleted`
+    then serves, by a join.
+
+    The join's relation was collected by a job in every read, and the adaptive planner planned again after
+    that stage: on local[2], a read of 2M rows after 3 merge-on-read MERGEs took 0.50 s instead of 0.61 s
+    (medians of 25, alternated). The helper is the same object in every plan of this table state, and the
+    generated code holds no words, so it stays the same from commit to commit, as the join's did.
+    """
+    table = plan.table
+    if table is None or not table.exact:
+        return None
+    method = helper_method(spark, "UndeletedPositions", "filter", (
+        "org.apache.spark.api.java.JavaSparkContext", "[B", "java.lang.String", "java.lang.String", "java.lang.String"))
+    if method is None:
+        return None
+    gateway: Any = spark.sparkContext._gateway
+    jvm: Any = spark._jvm
+    args = gateway.new_array(jvm.java.lang.Object, 5)
+    args[0] = spark.sparkContext._jsc
+    args[1] = bytearray(np.ascontiguousarray(plan.words).astype("<u8", copy=False).tobytes())
+    args[2] = ROW_SIZE_COLUMN
+    args[3] = ROW_POS_COLUMN
+    args[4] = ROW_FILE_COLUMN if table.hash_modulus else None
+    note_driver_bytes(plan.words.nbytes)  # the broadcast lives as long as a plan holding the filter
+    return ClassicColumn(method.invoke(None, args))
 
 
 def undeleted(plan: BitmapPlan, words: str, paths: str) -> Column:
