@@ -26,10 +26,10 @@ def _plan(df: object) -> str:
 
 
 def _deletes_joined(plan: str) -> bool:
-    """Whether rows meet their deletes by a hash or sort-merge join (not a bitmap, whose words reach the
-    rows by a nested-loop join with their one-row relation)."""
+    """Whether rows meet their deletes by a hash or sort-merge join (not a bitmap: an exact slot table read
+    by Floe's JVM helper, or words reaching the rows by a nested-loop join with their one-row relation)."""
     joined = "HashJoin" in plan or "SortMergeJoin" in plan
-    assert joined or ("BroadcastNestedLoopJoin" in plan and "_floe_words" in plan)
+    assert joined or "Filter UDF(" in plan or ("BroadcastNestedLoopJoin" in plan and "_floe_words" in plan)
     return joined
 
 
