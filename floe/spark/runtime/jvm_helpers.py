@@ -38,6 +38,7 @@ _lock = threading.Lock()
 _jar: Path | None = None
 _failed: str | None = None
 _methods: dict[tuple[str, str, str], Any] = {}  # (application id, class, method) -> java.lang.reflect.Method
+_added_to: set[str] = set()  # application ids whose session has the jar
 
 
 def _compiled_jar(spark: SparkSession) -> Path:
@@ -47,7 +48,7 @@ def _compiled_jar(spark: SparkSession) -> Path:
         return _jar
     jvm: Any = spark._jvm
     compiler = java_class(jvm, "org.codehaus.janino.SimpleCompiler")()
-    compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    compiler.setParentClassLoader(java_class(jvm, "java.lang.Thread").currentThread().getContextClassLoader())
     for name in _SOURCES:
         compiler.cook((resources.files("floe.spark.runtime") / "java" / f"{name}.java").read_text("utf-8"))
     classes = compiler.getBytecodes()
@@ -75,17 +76,18 @@ def helper_method(spark: SparkSession, class_name: str, method: str, parameter_t
             return found
         try:
             jsession = spark._jsparkSession
-            added = any(k[0] == key[0] for k in _methods)
-            if not added:
+            if key[0] not in _added_to:
                 jsession.sessionState().resourceLoader().addJar(str(_compiled_jar(spark)))
+                _added_to.add(key[0])
             # Loaded through the session's jar loader, whichever thread asks (py4j would look the name
             # up in the calling thread's context loader, which ADD JAR set for one thread only).
             cls = jsession.sharedState().jarClassLoader().loadClass(f"{_PACKAGE}.{class_name}")
             jvm: Any = spark._jvm
             gateway: Any = spark.sparkContext._gateway
-            types = gateway.new_array(jvm.java.lang.Class, len(parameter_types))
+            java_lang_class = java_class(jvm, "java.lang.Class")
+            types = gateway.new_array(java_lang_class, len(parameter_types))
             for i, name in enumerate(parameter_types):
-                types[i] = jvm.java.lang.Class.forName(name)
+                types[i] = java_lang_class.forName(name)
             found = cls.getMethod(method, types)
         except Exception as e:  # noqa: BLE001 - any failure leaves the caller on its Spark-expression path
             _failed = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"

@@ -9,7 +9,8 @@ bitmap, the driver packs each file's positions into 64-bit words (bit ``pos % 64
 the files' words laid end to end in one array, a one-row local relation that the rows meet in a broadcast
 nested-loop join: collected once per query, printed in plans as the relation rather than as its values,
 and read by every task with an array index. A row is kept unless its bit is set: no join on the deleted
-rows, no delete job.
+rows, no delete job. Where Floe's JVM helper is available (classic sessions) an exact slot table is read from
+a broadcast variable by the helper instead (:func:`jvm_undeleted`), and no relation is joined at all.
 
 A row finds its file's words by its file path for a few files (a comparison chain) whose sizes could not be
 trusted or whose scan holds other files too. For more files (a table fed by changes, after its equality deletes
@@ -51,6 +52,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.classic.column import Column as ClassicColumn
 
+from floe.spark.runtime.java_classes import java_class
 from floe.spark.runtime.jvm_helpers import helper_method
 from floe.spark.scan.driver_rows import note_driver_bytes, spark_xxhash64
 from floe.spark.scan.row_columns import ROW_FILE_COLUMN, ROW_POS_COLUMN, ROW_SIZE_COLUMN, quoted
@@ -171,7 +173,7 @@ def jvm_undeleted(spark: SparkSession, plan: BitmapPlan) -> Column | None:
         return None
     gateway: Any = spark.sparkContext._gateway
     jvm: Any = spark._jvm
-    args = gateway.new_array(jvm.java.lang.Object, 5)
+    args = gateway.new_array(java_class(jvm, "java.lang.Object"), 5)
     args[0] = spark.sparkContext._jsc
     args[1] = bytearray(np.ascontiguousarray(plan.words).astype("<u8", copy=False).tobytes())
     args[2] = ROW_SIZE_COLUMN

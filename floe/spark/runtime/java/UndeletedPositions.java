@@ -2,8 +2,8 @@ package floe.spark.jvm;
 
 /**
  * Whether a row's position is not among its data file's deleted positions: the lookup of an exact size-slot
- * table of position-delete words (floe/spark/scan/position_bitmaps.py, SizeSlots with exact=true and no
- * sizes shared or not), read from a Spark broadcast variable instead of a one-row relation joined to every row.
+ * table of position-delete words (floe/spark/scan/position_bitmaps.py, SizeSlots with exact=true), read
+ * from a Spark broadcast variable instead of a one-row relation joined to every row.
  *
  * Words: header longs 0-3 are the size slots' offset and modulus and the hash slots' offset and modulus;
  * size slot (offset + size mod modulus) holds the file's word base and count (base << 32 | count; 0 for a
