@@ -925,3 +925,44 @@ def test_query_rewrite_maps_each_reference_in_source_order() -> None:
     names = {0: "view_t", 1: "view_u"}
     sql = stmt.query.rewrite(lambda r: names[r.index])
     assert sql == "WITH a AS (SELECT * FROM view_t AS t) SELECT * FROM a JOIN view_u AS u ON a.x = u.x"
+
+
+# -- statements kept parsed ------------------------------------------------------------------------------
+def test_a_statement_parsed_again_is_an_equal_copy_of_its_own() -> None:
+    """The same text comes back from the kept parse (a pipeline's statements repeat), as a copy: a handler
+    changing its sqlglot tree changes nothing for the next caller."""
+    sql = "SELECT id, count(*) AS n FROM cat.db.t WHERE id > 3 GROUP BY id"
+    first = parse_statement(sql)
+    assert isinstance(first, c.Select)
+    first.query.node.set("where", None)  # as a handler rewriting its copy in place
+    again = parse_statement(sql)
+    assert isinstance(again, c.Select)
+    assert again.query.node is not first.query.node
+    assert again.query.node.args.get("where") is not None
+    assert again == parse_statement(sql + " ;")  # the same statement text, kept once
+
+
+def test_a_failed_parse_is_not_kept_and_its_position_follows_the_script() -> None:
+    bad = "SELECT id FROMM t WHERE"
+    with pytest.raises(ParseError) as first:
+        parse_statement(bad)
+    with pytest.raises(ParseError) as shifted:
+        parse_statement(bad, line=3, col=5)
+    assert str(first.value) != str(shifted.value) and "line 3" in str(shifted.value)
+
+
+def test_long_statements_are_parsed_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from floe.sql import parser
+
+    calls: list[str] = []
+    real = parser._dispatch
+    monkeypatch.setattr(parser, "_dispatch", lambda text: calls.append(text) or real(text))
+    rows = ", ".join(f"({i}, 'x{i}')" for i in range(2000))
+    long_insert = f"INSERT INTO cat.db.t VALUES {rows}"
+    assert len(long_insert) > parser._PARSED_TEXT_MAX
+    parse_statement(long_insert)
+    parse_statement(long_insert)
+    short = "SELECT 41 + 1 AS answer_kept_once"
+    parse_statement(short)
+    parse_statement(short)
+    assert [len(t) for t in calls] == [len(long_insert), len(long_insert), len(short)]
