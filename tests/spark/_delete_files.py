@@ -52,3 +52,9 @@ def spark_compiles(spark: SparkSession) -> int:
     runs code compiled before adds none."""
     metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics  # type: ignore[union-attr]
     return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+
+def jvm_helper_filters(plan: str) -> bool:
+    """Whether an executed plan drops deleted positions with Floe's JVM helper: its lookup object called with
+    primitive longs (``floe_undeleted_positions.applyAsLong``), or its Java UDF where files share a size."""
+    return "floe_undeleted_positions.applyAsLong" in plan or "Filter UDF(" in plan

@@ -13,6 +13,7 @@ import shutil
 from typing import Any
 
 import pytest
+from _delete_files import jvm_helper_filters
 from pyspark.sql import SparkSession
 
 import floe.spark
@@ -29,7 +30,7 @@ def _deletes_joined(plan: str) -> bool:
     """Whether rows meet their deletes by a hash or sort-merge join (not a bitmap: an exact slot table read
     by Floe's JVM helper, or words reaching the rows by a nested-loop join with their one-row relation)."""
     joined = "HashJoin" in plan or "SortMergeJoin" in plan
-    assert joined or "Filter UDF(" in plan or ("BroadcastNestedLoopJoin" in plan and "_floe_words" in plan)
+    assert joined or jvm_helper_filters(plan) or ("BroadcastNestedLoopJoin" in plan and "_floe_words" in plan)
     return joined
 
 
