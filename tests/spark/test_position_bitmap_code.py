@@ -197,3 +197,33 @@ def test_rows_take_their_positions_from_sparks_row_index_column(
         assert PARQUET_ROW_INDEX in plan and "row_index" not in plan.replace(PARQUET_ROW_INDEX, "")
         tail = floe.spark.read(spark, table.refresh(), filter="id >= 15000")
         assert sorted(r["id"] for r in tail.collect()) == [i for i in kept if i >= 15_000]
+
+
+def test_the_helper_gives_the_same_rows_without_generated_code(session: SqlSession, spark: SparkSession) -> None:
+    """Spark evaluates the helper's call itself (by reflection, the arguments boxed) where it generates no
+    code: a session with whole-stage code generation off and expressions interpreted reads the same rows."""
+    name = "db.helper_interpreted"
+    session.sql(f"CREATE TABLE {name} (id BIGINT, tag STRING) TBLPROPERTIES ('format-version'='2', "
+                "'write.delete.mode'='merge-on-read')")
+    for i in range(2):  # files of different sizes
+        session.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({x}, 't{x % 3}')" for x in range(1000 * i, 1000 * i + 300 + 50 * i)))
+    session.sql(f"DELETE FROM {name} WHERE id % 3 = 1")
+    expected = sorted(x for i in range(2) for x in range(1000 * i, 1000 * i + 300 + 50 * i) if x % 3 != 1)
+    generated = floe.spark.read(spark, session.catalog().load_table(name))
+    assert "floe_undeleted_positions.applyAsLong" in generated._jdf.queryExecution().executedPlan().toString()
+    assert sorted(r["id"] for r in generated.collect()) == expected
+    settings = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    before = {k: spark.conf.get(k, None) for k in settings}
+    try:
+        for k, v in settings.items():
+            spark.conf.set(k, v)
+        interpreted = floe.spark.read(spark, session.catalog().load_table(name))
+        plan = interpreted._jdf.queryExecution().executedPlan().toString()
+        assert "floe_undeleted_positions.applyAsLong" in plan and "*(" not in plan  # no whole-stage code
+        assert sorted(r["id"] for r in interpreted.collect()) == expected
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
