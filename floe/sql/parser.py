@@ -14,9 +14,8 @@ in the script) or ``Unsupported statement: GRANT ...``.
 from __future__ import annotations
 
 import copy
+import functools
 import re
-import threading
-from collections import OrderedDict
 
 from sqlglot import TokenType
 
@@ -37,8 +36,6 @@ _POSITION = re.compile(r"at line (\d+), col (\d+)")
 # to parse, 0.4 ms to copy). Longer texts (INSERT ... VALUES of many rows) are parsed each time.
 _PARSED_MAX = 256
 _PARSED_TEXT_MAX = 16_384
-_parsed: OrderedDict[str, c.Statement] = OrderedDict()
-_parsed_lock = threading.Lock()
 
 
 def _shift(error: FloeError, line: int, col: int) -> FloeError:
@@ -79,17 +76,12 @@ def _parse_kept(text: str) -> c.Statement:
     (a statement holds sqlglot trees, which its handler may change). Failures are not kept."""
     if len(text) > _PARSED_TEXT_MAX:
         return _dispatch(text)
-    with _parsed_lock:
-        kept = _parsed.get(text)
-        if kept is not None:
-            _parsed.move_to_end(text)
-    if kept is None:
-        kept = _dispatch(text)
-        with _parsed_lock:
-            _parsed[text] = kept
-            while len(_parsed) > _PARSED_MAX:
-                _parsed.popitem(last=False)
-    return copy.deepcopy(kept)
+    return copy.deepcopy(_dispatch_kept(text))
+
+
+@functools.lru_cache(maxsize=_PARSED_MAX)
+def _dispatch_kept(text: str) -> c.Statement:
+    return _dispatch(text)
 
 
 def parse_script(script: str) -> list[c.Statement]:
